@@ -1,0 +1,41 @@
+// Interception of every vkCmd*: records what kind of work each command is in its command
+// buffer's state, then calls down. The wrappers are generated from vk.xml.
+#include "hooks.h"
+#include "object_state.h"
+
+#include <vector>
+
+namespace slipstream::hooks {
+
+namespace {
+inline const VkLayerDispatchTable& record_command(VkCommandBuffer cb, CommandId id) {
+    CommandBufferState* state = find_command_buffer(cb);
+    state->record(id);
+    return state->device->dispatch;
+}
+}  // namespace
+
+#define SLIPSTREAM_RECORD(cb, id) record_command(cb, id)
+#include "cmd_intercepts.inl"
+#undef SLIPSTREAM_RECORD
+
+VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer* secondaries) {
+    CommandBufferState* state = find_command_buffer(cb);
+    state->record(CommandId::CmdExecuteCommands);
+    for (uint32_t i = 0; i < count; ++i)
+        if (const CommandBufferState* secondary = find_command_buffer(secondaries[i])) state->include(*secondary);
+    state->device->dispatch.CmdExecuteCommands(cb, count, secondaries);
+}
+
+const NamedProc* command_intercepts(size_t* count) {
+    static const std::vector<NamedProc> all = [] {
+        std::vector<NamedProc> v;
+        for (const auto& entry : kGeneratedCommandIntercepts) v.push_back({entry.name, entry.fn});
+        v.push_back({"vkCmdExecuteCommands", reinterpret_cast<PFN_vkVoidFunction>(CmdExecuteCommands)});
+        return v;
+    }();
+    *count = all.size();
+    return all.data();
+}
+
+}  // namespace slipstream::hooks

@@ -1,0 +1,71 @@
+// Device, queue and command-buffer lifetime: keeps the layer state in step with the
+// application's objects on every create, reset and destroy path.
+#include "hooks.h"
+#include "object_state.h"
+
+namespace slipstream::hooks {
+
+VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* allocator) {
+    if (!device) return;
+    DeviceState* state = find_device(device);
+    PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
+    remove_device(device);
+    destroy(device, allocator);
+}
+
+VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index, VkQueue* queue) {
+    DeviceState* state = find_device(device);
+    state->dispatch.GetDeviceQueue(device, family, index, queue);
+    if (*queue) note_queue(*state, *queue, family, index);
+}
+
+VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2* info, VkQueue* queue) {
+    DeviceState* state = find_device(device);
+    state->dispatch.GetDeviceQueue2(device, info, queue);
+    if (*queue) note_queue(*state, *queue, info->queueFamilyIndex, info->queueIndex);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo* info,
+                                                      VkCommandBuffer* cbs) {
+    DeviceState* state = find_device(device);
+    VkResult result = state->dispatch.AllocateCommandBuffers(device, info, cbs);
+    if (result == VK_SUCCESS) add_command_buffers(*state, info->commandPool, info->level, cbs, info->commandBufferCount);
+    return result;
+}
+
+VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,
+                                              const VkCommandBuffer* cbs) {
+    DeviceState* state = find_device(device);
+    remove_command_buffers(*state, pool, cbs, count);
+    state->dispatch.FreeCommandBuffers(device, pool, count, cbs);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks* allocator) {
+    DeviceState* state = find_device(device);
+    if (pool) remove_command_pool(*state, pool);
+    state->dispatch.DestroyCommandPool(device, pool, allocator);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags) {
+    DeviceState* state = find_device(device);
+    VkResult result = state->dispatch.ResetCommandPool(device, pool, flags);
+    if (result == VK_SUCCESS) reset_command_pool(*state, pool);
+    return result;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo* info) {
+    CommandBufferState* state = find_command_buffer(cb);
+    // Beginning a command buffer resets it implicitly.
+    state->reset();
+    state->device->stats.add(Counter::CommandBuffersBegun);
+    return state->device->dispatch.BeginCommandBuffer(cb, info);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags) {
+    CommandBufferState* state = find_command_buffer(cb);
+    VkResult result = state->device->dispatch.ResetCommandBuffer(cb, flags);
+    if (result == VK_SUCCESS) state->reset();
+    return result;
+}
+
+}  // namespace slipstream::hooks

@@ -1,0 +1,92 @@
+// The loader-facing entry points: interface negotiation and the two vkGet*ProcAddr that hand
+// out Slipstream's intercepts and pass everything else down the chain.
+#include "hooks.h"
+#include "object_state.h"
+
+#include <string_view>
+#include <unordered_map>
+
+namespace slipstream::hooks {
+namespace {
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* name);
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* name);
+
+using ProcTable = std::unordered_map<std::string_view, PFN_vkVoidFunction>;
+#define PROC(fn) {"vk" #fn, reinterpret_cast<PFN_vkVoidFunction>(fn)}
+
+const ProcTable& instance_procs() {
+    static const ProcTable table = {
+        PROC(GetInstanceProcAddr), PROC(CreateInstance), PROC(DestroyInstance), PROC(CreateDevice),
+        PROC(EnumerateDeviceExtensionProperties),
+    };
+    return table;
+}
+
+const ProcTable& device_procs() {
+    static const ProcTable table = [] {
+        ProcTable t = {
+            PROC(GetDeviceProcAddr), PROC(DestroyDevice), PROC(GetDeviceQueue), PROC(GetDeviceQueue2),
+            PROC(AllocateCommandBuffers), PROC(FreeCommandBuffers), PROC(DestroyCommandPool),
+            PROC(ResetCommandPool), PROC(BeginCommandBuffer), PROC(ResetCommandBuffer),
+            PROC(QueueSubmit), PROC(QueueSubmit2), PROC(QueueSubmit2KHR), PROC(WaitForFences),
+            PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
+        };
+        size_t count = 0;
+        const NamedProc* commands = command_intercepts(&count);
+        for (size_t i = 0; i < count; ++i) t.emplace(commands[i].name, commands[i].fn);
+        return t;
+    }();
+    return table;
+}
+#undef PROC
+
+PFN_vkVoidFunction find(const ProcTable& table, const char* name) {
+    auto it = table.find(name);
+    return it == table.end() ? nullptr : it->second;
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* name) {
+    DeviceState* state = device ? find_device(device) : nullptr;
+    if (!state) return nullptr;
+    PFN_vkVoidFunction next = state->dispatch.GetDeviceProcAddr(device, name);
+    // Hand out our intercept only for commands the device below really has (enabled
+    // extensions, supported core version); otherwise the application must see null.
+    if (PFN_vkVoidFunction ours = find(device_procs(), name)) return next ? ours : nullptr;
+    return next;
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* name) {
+    if (PFN_vkVoidFunction ours = find(instance_procs(), name)) return ours;
+    if (PFN_vkVoidFunction ours = find(device_procs(), name)) return ours;
+    InstanceState* state = instance ? find_instance(instance) : nullptr;
+    return state ? state->dispatch.GetInstanceProcAddr(instance, name) : nullptr;
+}
+
+}  // namespace
+}  // namespace slipstream::hooks
+
+extern "C" {
+
+__attribute__((visibility("default"))) VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* version) {
+    if (!version || version->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT) return VK_ERROR_INITIALIZATION_FAILED;
+    if (version->loaderLayerInterfaceVersion > 2) version->loaderLayerInterfaceVersion = 2;
+    if (version->loaderLayerInterfaceVersion < 2) return VK_ERROR_INITIALIZATION_FAILED;
+    version->pfnGetInstanceProcAddr = slipstream::hooks::GetInstanceProcAddr;
+    version->pfnGetDeviceProcAddr = slipstream::hooks::GetDeviceProcAddr;
+    version->pfnGetPhysicalDeviceProcAddr = nullptr;
+    return VK_SUCCESS;
+}
+
+__attribute__((visibility("default"))) VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+vkGetInstanceProcAddr(VkInstance instance, const char* name) {
+    return slipstream::hooks::GetInstanceProcAddr(instance, name);
+}
+
+__attribute__((visibility("default"))) VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL
+vkGetDeviceProcAddr(VkDevice device, const char* name) {
+    return slipstream::hooks::GetDeviceProcAddr(device, name);
+}
+
+}  // extern "C"

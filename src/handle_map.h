@@ -1,0 +1,90 @@
+// A map from Vulkan handles to layer state, safe to use from any thread.
+//
+// Every vkCmd* and every submit looks state up here, so lookups must not contend: the map is
+// split into shards by handle, each behind its own reader/writer lock, and readers of
+// different handles almost never touch the same lock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace slipstream {
+
+template <typename Key, typename Value, unsigned kShards = 16>
+class HandleMap {
+public:
+    // The state for `key`, or null. The pointer stays valid until `erase(key)`, which the
+    // Vulkan object's external synchronization orders after every use of that object.
+    Value* find(Key key) const {
+        const Shard& s = shard(key);
+        std::shared_lock lock(s.mutex);
+        auto it = s.map.find(key);
+        return it == s.map.end() ? nullptr : it->second.get();
+    }
+
+    // Inserts (or replaces) the state for `key` and returns it.
+    Value* insert(Key key, std::unique_ptr<Value> value) {
+        Shard& s = shard(key);
+        std::unique_lock lock(s.mutex);
+        Value* raw = value.get();
+        s.map[key] = std::move(value);
+        return raw;
+    }
+
+    // Removes and returns the state for `key` (null if there was none).
+    std::unique_ptr<Value> erase(Key key) {
+        Shard& s = shard(key);
+        std::unique_lock lock(s.mutex);
+        auto it = s.map.find(key);
+        if (it == s.map.end()) return nullptr;
+        std::unique_ptr<Value> out = std::move(it->second);
+        s.map.erase(it);
+        return out;
+    }
+
+    // Calls f(key, value) for every entry, one shard locked at a time.
+    template <typename F>
+    void for_each(F&& f) const {
+        for (const Shard& s : shards_) {
+            std::shared_lock lock(s.mutex);
+            for (auto& [k, v] : s.map) f(k, *v);
+        }
+    }
+
+    // Removes every entry for which pred(value) is true.
+    template <typename Pred>
+    void erase_if(Pred&& pred) {
+        for (Shard& s : shards_) {
+            std::unique_lock lock(s.mutex);
+            for (auto it = s.map.begin(); it != s.map.end();) {
+                if (pred(*it->second)) it = s.map.erase(it);
+                else ++it;
+            }
+        }
+    }
+
+private:
+    struct alignas(64) Shard {
+        mutable std::shared_mutex mutex;
+        std::unordered_map<Key, std::unique_ptr<Value>> map;
+    };
+
+    static uint64_t bits(Key key) {
+        if constexpr (std::is_pointer_v<Key>) return reinterpret_cast<uintptr_t>(key);
+        else return static_cast<uint64_t>(key);
+    }
+    // Handles are aligned pointers or driver cookies: mix the bits before picking a shard.
+    static unsigned index(Key key) {
+        uint64_t v = bits(key) * 0x9E3779B97F4A7C15ull;
+        return unsigned(v >> 59) % kShards;
+    }
+    Shard& shard(Key key) { return shards_[index(key)]; }
+    const Shard& shard(Key key) const { return shards_[index(key)]; }
+
+    Shard shards_[kShards];
+};
+
+}  // namespace slipstream

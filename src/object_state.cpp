@@ -1,0 +1,127 @@
+#include "object_state.h"
+
+#include "handle_map.h"
+
+#include <cstdlib>
+
+namespace slipstream {
+
+namespace {
+// Never destroyed: the loader may call into the layer from other static destructors, and
+// the exit report needs the devices that are still alive.
+HandleMap<void*, InstanceState>& instances() {
+    static auto* map = new HandleMap<void*, InstanceState>();
+    return *map;
+}
+HandleMap<void*, DeviceState>& devices() {
+    static auto* map = new HandleMap<void*, DeviceState>();
+    return *map;
+}
+HandleMap<VkQueue, QueueState>& queues() {
+    static auto* map = new HandleMap<VkQueue, QueueState>();
+    return *map;
+}
+HandleMap<VkCommandBuffer, CommandBufferState, 64>& command_buffers() {
+    static auto* map = new HandleMap<VkCommandBuffer, CommandBufferState, 64>();
+    return *map;
+}
+
+StatsSnapshot device_snapshot(const DeviceState& d) {
+    StatsSnapshot s = snapshot(d.stats);
+    s.device_name = d.properties.deviceName;
+    s.vendor_id = d.properties.vendorID;
+    s.device_id = d.properties.deviceID;
+    s.driver_version = d.properties.driverVersion;
+    return s;
+}
+}  // namespace
+
+InstanceState* find_instance(const void* dispatchable) { return instances().find(dispatch_key(dispatchable)); }
+DeviceState* find_device(const void* dispatchable) { return devices().find(dispatch_key(dispatchable)); }
+QueueState* find_queue(VkQueue queue) { return queues().find(queue); }
+CommandBufferState* find_command_buffer(VkCommandBuffer cb) { return command_buffers().find(cb); }
+
+InstanceState* add_instance(std::unique_ptr<InstanceState> state) {
+    void* key = dispatch_key(state->instance);
+    return instances().insert(key, std::move(state));
+}
+
+void remove_instance(VkInstance instance) { instances().erase(dispatch_key(instance)); }
+
+DeviceState* add_device(std::unique_ptr<DeviceState> state) {
+    static std::once_flag exit_hook;
+    std::call_once(exit_hook, [] { std::atexit(report_live_devices_at_exit); });
+    void* key = dispatch_key(state->device);
+    return devices().insert(key, std::move(state));
+}
+
+void remove_device(VkDevice device) {
+    std::unique_ptr<DeviceState> state = devices().erase(dispatch_key(device));
+    if (!state) return;
+    DeviceState* raw = state.get();
+    command_buffers().erase_if([raw](const CommandBufferState& cb) { return cb.device == raw; });
+    queues().erase_if([raw](const QueueState& q) { return q.device == raw; });
+    report_device_stats(device_snapshot(*state), state->settings);
+}
+
+QueueState* note_queue(DeviceState& device, VkQueue queue, uint32_t family, uint32_t index) {
+    if (QueueState* known = queues().find(queue)) return known;
+    auto q = std::make_unique<QueueState>();
+    q->queue = queue;
+    q->device = &device;
+    q->family = family;
+    q->index = index;
+    if (family < device.queue_families.size()) q->flags = device.queue_families[family].queueFlags;
+    {
+        std::lock_guard lock(device.mutex);
+        device.queues.insert(queue);
+    }
+    return queues().insert(queue, std::move(q));
+}
+
+void add_command_buffers(DeviceState& device, VkCommandPool pool, VkCommandBufferLevel level,
+                         const VkCommandBuffer* cbs, uint32_t count) {
+    for (uint32_t i = 0; i < count; ++i) {
+        auto state = std::make_unique<CommandBufferState>();
+        state->handle = cbs[i];
+        state->device = &device;
+        state->pool = pool;
+        state->level = level;
+        command_buffers().insert(cbs[i], std::move(state));
+    }
+    std::lock_guard lock(device.mutex);
+    device.pool_command_buffers[pool].insert(cbs, cbs + count);
+}
+
+void remove_command_buffers(DeviceState& device, VkCommandPool pool, const VkCommandBuffer* cbs,
+                            uint32_t count) {
+    std::lock_guard lock(device.mutex);
+    auto& set = device.pool_command_buffers[pool];
+    for (uint32_t i = 0; i < count; ++i) {
+        if (!cbs[i]) continue;  // freeing VK_NULL_HANDLE is allowed and does nothing
+        set.erase(cbs[i]);
+        command_buffers().erase(cbs[i]);
+    }
+}
+
+void remove_command_pool(DeviceState& device, VkCommandPool pool) {
+    std::lock_guard lock(device.mutex);
+    auto it = device.pool_command_buffers.find(pool);
+    if (it == device.pool_command_buffers.end()) return;
+    for (VkCommandBuffer cb : it->second) command_buffers().erase(cb);
+    device.pool_command_buffers.erase(it);
+}
+
+void reset_command_pool(DeviceState& device, VkCommandPool pool) {
+    std::lock_guard lock(device.mutex);
+    auto it = device.pool_command_buffers.find(pool);
+    if (it == device.pool_command_buffers.end()) return;
+    for (VkCommandBuffer cb : it->second)
+        if (CommandBufferState* state = command_buffers().find(cb)) state->reset();
+}
+
+void report_live_devices_at_exit() {
+    devices().for_each([](void*, const DeviceState& d) { report_device_stats(device_snapshot(d), d.settings); });
+}
+
+}  // namespace slipstream

@@ -1,0 +1,115 @@
+// Layer state for the Vulkan objects Slipstream follows, and the maps that find it.
+//
+// Instances and devices are found by the loader's dispatch key (the dispatch-table pointer
+// at the start of every dispatchable handle): a physical device shares its instance's key,
+// and a queue or command buffer shares its device's. Queues and command buffers have state
+// of their own, found by handle.
+#pragma once
+
+#include "command_table.h"
+#include "settings.h"
+#include "stats.h"
+
+#include <vulkan/vk_layer.h>
+#include <vulkan/vk_layer_dispatch_table.h>
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace slipstream {
+
+inline void* dispatch_key(const void* handle) { return *static_cast<void* const*>(handle); }
+
+struct InstanceState {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkLayerInstanceDispatchTable dispatch{};
+    uint32_t api_version = VK_API_VERSION_1_0;
+    Settings settings;
+};
+
+struct DeviceState;
+
+struct QueueState {
+    VkQueue queue = VK_NULL_HANDLE;
+    DeviceState* device = nullptr;
+    uint32_t family = 0;
+    uint32_t index = 0;
+    VkQueueFlags flags = 0;
+};
+
+// What a command buffer holds. Written only by the thread recording it (command buffers are
+// externally synchronized), read at submission.
+struct CommandBufferState {
+    VkCommandBuffer handle = VK_NULL_HANDLE;
+    DeviceState* device = nullptr;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBufferLevel level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    uint32_t kinds = 0;                              // bit (1 << CommandKind) per kind recorded
+    VkPipelineStageFlags2 stages = 0;                // union of the recorded commands' stages
+    uint32_t command_counts[kCommandKindCount] = {};
+
+    void record(CommandId id) {
+        const CommandInfo& info = kCommandInfo[int(id)];
+        kinds |= 1u << int(info.kind);
+        stages |= info.stages;
+        ++command_counts[int(info.kind)];
+    }
+    // Adds what a secondary command buffer holds (vkCmdExecuteCommands).
+    void include(const CommandBufferState& secondary) {
+        kinds |= secondary.kinds;
+        stages |= secondary.stages;
+        for (int k = 0; k < kCommandKindCount; ++k) command_counts[k] += secondary.command_counts[k];
+    }
+    void reset() {
+        kinds = 0;
+        stages = 0;
+        for (uint32_t& c : command_counts) c = 0;
+    }
+};
+
+struct DeviceState {
+    VkDevice device = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    InstanceState* instance = nullptr;
+    VkLayerDispatchTable dispatch{};
+    // Makes layer-created dispatchable objects (our own command buffers) usable by the loader.
+    PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
+    Settings settings;
+    VkPhysicalDeviceProperties properties{};
+    VkPhysicalDeviceMemoryProperties memory_properties{};
+    std::vector<VkQueueFamilyProperties> queue_families;
+    DeviceStats stats;
+
+    std::mutex mutex;  // guards the maps below
+    std::unordered_map<VkCommandPool, std::unordered_set<VkCommandBuffer>> pool_command_buffers;
+    std::unordered_set<VkQueue> queues;
+};
+
+// --- lookups (any thread) ---
+InstanceState* find_instance(const void* dispatchable);  // VkInstance or VkPhysicalDevice
+DeviceState* find_device(const void* dispatchable);      // VkDevice, VkQueue or VkCommandBuffer
+QueueState* find_queue(VkQueue queue);
+CommandBufferState* find_command_buffer(VkCommandBuffer cb);
+
+// --- lifetime ---
+InstanceState* add_instance(std::unique_ptr<InstanceState> state);
+void remove_instance(VkInstance instance);
+DeviceState* add_device(std::unique_ptr<DeviceState> state);
+// Reports the device's statistics and frees its state and that of its queues and command buffers.
+void remove_device(VkDevice device);
+
+QueueState* note_queue(DeviceState& device, VkQueue queue, uint32_t family, uint32_t index);
+void add_command_buffers(DeviceState& device, VkCommandPool pool, VkCommandBufferLevel level,
+                         const VkCommandBuffer* cbs, uint32_t count);
+void remove_command_buffers(DeviceState& device, VkCommandPool pool, const VkCommandBuffer* cbs,
+                            uint32_t count);
+void remove_command_pool(DeviceState& device, VkCommandPool pool);
+void reset_command_pool(DeviceState& device, VkCommandPool pool);
+
+// Reports statistics for devices still alive when the process exits.
+void report_live_devices_at_exit();
+
+}  // namespace slipstream

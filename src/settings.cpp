@@ -1,0 +1,103 @@
+#include "settings.h"
+
+#include <vulkan/vk_layer_config.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace slipstream {
+
+const std::vector<SettingSpec>& setting_specs() {
+    static const std::vector<SettingSpec> specs = {
+        {"log", "error|warn|info|debug", "warn", "how much the layer tells on stderr"},
+        {"stats", "on|off", "off", "print a summary per device at vkDestroyDevice or exit"},
+        {"stats_file", "a file path", "", "also write the summary as JSON to this file"},
+    };
+    return specs;
+}
+
+static std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return s;
+}
+
+std::optional<bool> parse_bool(const std::string& text) {
+    const std::string t = lower(text);
+    if (t == "1" || t == "on" || t == "true" || t == "yes") return true;
+    if (t == "0" || t == "off" || t == "false" || t == "no") return false;
+    return std::nullopt;
+}
+
+static std::optional<LogLevel> parse_log_level(const std::string& text) {
+    const std::string t = lower(text);
+    if (t == "error") return LogLevel::Error;
+    if (t == "warn" || t == "warning") return LogLevel::Warn;
+    if (t == "info") return LogLevel::Info;
+    if (t == "debug") return LogLevel::Debug;
+    return std::nullopt;
+}
+
+static const SettingSpec& spec(const char* name) {
+    for (const SettingSpec& s : setting_specs())
+        if (std::string(s.name) == name) return s;
+    std::abort();  // a typo in this file: every parsed setting has a spec
+}
+
+namespace {
+// Reads one setting with `parse`, or reports why it kept the default.
+template <typename T, typename Parse>
+void read_one(const SettingLookup& lookup, std::vector<std::string>* warnings, const char* name,
+              Parse parse, T& out) {
+    std::optional<std::string> text = lookup(name);
+    if (!text) return;
+    if (auto value = parse(*text)) {
+        out = *value;
+        return;
+    }
+    const SettingSpec& s = spec(name);
+    std::string upper = lower(name);
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+    if (warnings)
+        warnings->push_back("VK_SLIPSTREAM_" + upper + " (slipstream." + name + ") = '" + *text +
+                            "' is not valid; it accepts " + s.accepted + ". Using the default '" +
+                            s.fallback + "'.");
+}
+}  // namespace
+
+Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* warnings) {
+    Settings s;
+    read_one(lookup, warnings, "log", parse_log_level, s.log);
+    read_one(lookup, warnings, "stats", parse_bool, s.stats);
+    read_one(lookup, warnings, "stats_file",
+             [](const std::string& t) { return std::optional<std::string>(t); }, s.stats_file);
+    return s;
+}
+
+std::optional<std::string> lookup_setting(const std::string& name) {
+    std::string env = "VK_SLIPSTREAM_" + name;
+    std::transform(env.begin(), env.end(), env.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+    if (const char* value = std::getenv(env.c_str())) return std::string(value);
+    const char* file_value = getLayerOption(("slipstream." + name).c_str());
+    if (file_value && *file_value) return std::string(file_value);
+    return std::nullopt;
+}
+
+Settings read_settings() {
+    std::vector<std::string> warnings;
+    Settings s = parse_settings(lookup_setting, &warnings);
+    set_log_level(s.log);
+    for (const std::string& w : warnings) log(LogLevel::Warn, "%s", w.c_str());
+    return s;
+}
+
+std::vector<std::pair<std::string, std::string>> describe_settings(const Settings& s) {
+    static const char* const kLevels[] = {"error", "warn", "info", "debug"};
+    return {
+        {"log", kLevels[int(s.log)]},
+        {"stats", s.stats ? "on" : "off"},
+        {"stats_file", s.stats_file},
+    };
+}
+
+}  // namespace slipstream

@@ -1,0 +1,48 @@
+// Slipstream's knobs. A setting NAME is read from the environment as VK_SLIPSTREAM_NAME and
+// from vk_layer_settings.txt as slipstream.name; the environment wins. A bad value prints one
+// warning naming the setting and what it accepts, and the default is used.
+#pragma once
+
+#include "log.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace slipstream {
+
+struct Settings {
+    LogLevel log = LogLevel::Warn;
+    bool stats = false;       // print a summary per device at vkDestroyDevice / exit
+    std::string stats_file;   // also write the summary as JSON here ("" = no file)
+};
+
+// Description of one setting, for warnings, `slipstream info` and the README.
+struct SettingSpec {
+    const char* name;      // lower case, as in the settings file after "slipstream."
+    const char* accepted;  // what values it takes
+    const char* fallback;  // the default, as text
+    const char* help;
+};
+const std::vector<SettingSpec>& setting_specs();
+
+// Looks a setting up by its lower-case name; nullopt when it is not set.
+using SettingLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// Parses every setting through `lookup`; each bad value adds one message to `warnings` and
+// keeps the default. Pure: unit tests call it with a map.
+Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* warnings);
+
+// The environment first, then vk_layer_settings.txt (VK_LAYER_SETTINGS_PATH or the working
+// directory). Prints each warning once through the log.
+Settings read_settings();
+std::optional<std::string> lookup_setting(const std::string& name);
+
+// The settings as (name, value) text pairs, for `slipstream info` and the statistics.
+std::vector<std::pair<std::string, std::string>> describe_settings(const Settings& s);
+
+// "on"/"off"/"1"/"0"/"true"/"false"/"yes"/"no", any case.
+std::optional<bool> parse_bool(const std::string& text);
+
+}  // namespace slipstream

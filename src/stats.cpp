@@ -1,0 +1,96 @@
+#include "stats.h"
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace slipstream {
+
+const char* const kCounterNames[kCounterCount] = {
+#define X(id, name) name,
+    SLIPSTREAM_COUNTERS(X)
+#undef X
+};
+
+StatsSnapshot snapshot(const DeviceStats& stats) {
+    StatsSnapshot s;
+    for (int i = 0; i < kCounterCount; ++i) s.counters[i] = stats.get(Counter(i));
+    for (int k = 0; k < kCommandKindCount; ++k) s.commands[k] = stats.commands(CommandKind(k));
+    return s;
+}
+
+std::string format_stats_text(const StatsSnapshot& s) {
+    std::ostringstream out;
+    out << "slipstream: statistics for " << s.device_name << "\n";
+    for (int i = 0; i < kCounterCount; ++i)
+        out << "slipstream:   " << kCounterNames[i] << " = " << s.counters[i] << "\n";
+    out << "slipstream:   commands submitted by kind:";
+    bool any = false;
+    for (int k = 0; k < kCommandKindCount; ++k) {
+        if (!s.commands[k]) continue;
+        out << " " << kCommandKindNames[k] << "=" << s.commands[k];
+        any = true;
+    }
+    out << (any ? "\n" : " none\n");
+    return out.str();
+}
+
+static std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::string format_stats_json(const std::vector<StatsSnapshot>& devices,
+                              const std::vector<std::pair<std::string, std::string>>& settings) {
+    std::ostringstream out;
+    out << "{\n  \"layer\": \"VK_LAYER_slipstream\",\n  \"settings\": {";
+    for (size_t i = 0; i < settings.size(); ++i)
+        out << (i ? ", " : "") << json_string(settings[i].first) << ": " << json_string(settings[i].second);
+    out << "},\n  \"devices\": [";
+    for (size_t d = 0; d < devices.size(); ++d) {
+        const StatsSnapshot& s = devices[d];
+        out << (d ? ",\n" : "\n") << "    {\"device_name\": " << json_string(s.device_name)
+            << ", \"vendor_id\": " << s.vendor_id << ", \"device_id\": " << s.device_id
+            << ", \"driver_version\": " << s.driver_version;
+        for (int i = 0; i < kCounterCount; ++i) out << ", \"" << kCounterNames[i] << "\": " << s.counters[i];
+        out << ", \"commands\": {";
+        for (int k = 0; k < kCommandKindCount; ++k)
+            out << (k ? ", " : "") << "\"" << kCommandKindNames[k] << "\": " << s.commands[k];
+        out << "}}";
+    }
+    out << "\n  ]\n}\n";
+    return out.str();
+}
+
+void report_device_stats(const StatsSnapshot& s, const Settings& settings) {
+    if (settings.stats) std::fputs(format_stats_text(s).c_str(), stderr);
+    if (settings.stats_file.empty()) return;
+    // Every device reported in this process, by file: a process may create several devices.
+    static std::mutex mutex;
+    static auto* reported = new std::map<std::string, std::vector<StatsSnapshot>>();
+    std::lock_guard lock(mutex);
+    auto& list = (*reported)[settings.stats_file];
+    list.push_back(s);
+    std::string json = format_stats_json(list, describe_settings(settings));
+    if (FILE* f = std::fopen(settings.stats_file.c_str(), "w")) {
+        std::fputs(json.c_str(), f);
+        std::fclose(f);
+    } else {
+        log(LogLevel::Error, "cannot write the statistics file '%s'", settings.stats_file.c_str());
+    }
+}
+
+}  // namespace slipstream

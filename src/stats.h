@@ -1,0 +1,67 @@
+// Per-device counters, and the report printed at vkDestroyDevice (or at exit for devices the
+// application never destroys) when VK_SLIPSTREAM_STATS / VK_SLIPSTREAM_STATS_FILE ask for it.
+#pragma once
+
+#include "command_table.h"
+#include "settings.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace slipstream {
+
+// Add a counter: one enum value and one name, in the same place.
+#define SLIPSTREAM_COUNTERS(X)                                                          \
+    X(QueueSubmits, "queue_submits")            /* vkQueueSubmit / vkQueueSubmit2 calls */ \
+    X(SubmitBatches, "submit_batches")          /* VkSubmitInfo(2) entries */               \
+    X(CommandBuffersSubmitted, "command_buffers_submitted")                                 \
+    X(CommandBuffersBegun, "command_buffers_begun")                                         \
+    X(FenceWaits, "fence_waits")                /* vkWaitForFences calls */                 \
+    X(SemaphoreWaits, "semaphore_waits")        /* vkWaitSemaphores calls */                \
+    X(QueueWaitIdles, "queue_wait_idles")                                                   \
+    X(DeviceWaitIdles, "device_wait_idles")
+
+enum class Counter : int {
+#define X(id, name) id,
+    SLIPSTREAM_COUNTERS(X)
+#undef X
+    Count
+};
+inline constexpr int kCounterCount = int(Counter::Count);
+extern const char* const kCounterNames[kCounterCount];
+
+class DeviceStats {
+public:
+    void add(Counter c, uint64_t n = 1) { counters_[int(c)].fetch_add(n, std::memory_order_relaxed); }
+    void add_commands(const uint32_t (&by_kind)[kCommandKindCount]) {
+        for (int k = 0; k < kCommandKindCount; ++k)
+            if (by_kind[k]) commands_[k].fetch_add(by_kind[k], std::memory_order_relaxed);
+    }
+    uint64_t get(Counter c) const { return counters_[int(c)].load(std::memory_order_relaxed); }
+    uint64_t commands(CommandKind k) const { return commands_[int(k)].load(std::memory_order_relaxed); }
+
+private:
+    std::atomic<uint64_t> counters_[kCounterCount] = {};
+    std::atomic<uint64_t> commands_[kCommandKindCount] = {};
+};
+
+// A plain copy of one device's counters, with what identifies the device.
+struct StatsSnapshot {
+    std::string device_name;
+    uint32_t vendor_id = 0, device_id = 0, driver_version = 0;
+    uint64_t counters[kCounterCount] = {};
+    uint64_t commands[kCommandKindCount] = {};  // commands submitted, by kind
+};
+StatsSnapshot snapshot(const DeviceStats& stats);
+
+std::string format_stats_text(const StatsSnapshot& s);
+std::string format_stats_json(const std::vector<StatsSnapshot>& devices,
+                              const std::vector<std::pair<std::string, std::string>>& settings);
+
+// Reports a device's final counters as its settings ask: text on stderr, and the JSON file
+// rewritten with every device reported so far in this process under that path.
+void report_device_stats(const StatsSnapshot& s, const Settings& settings);
+
+}  // namespace slipstream

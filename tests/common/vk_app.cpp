@@ -1,0 +1,275 @@
+#include "vk_app.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vkapp {
+
+std::atomic<int> g_validation_messages{0};
+
+void fail(const char* what, VkResult result, const char* file, int line) {
+    std::fprintf(stderr, "%s:%d: %s failed with VkResult %d\n", file, line, what, int(result));
+    std::exit(2);
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+    const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+    if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        g_validation_messages.fetch_add(1);
+        std::fprintf(stderr, "validation: %s\n", data->pMessage ? data->pMessage : "(no message)");
+    }
+    return VK_FALSE;
+}
+
+static bool has_instance_extension(const char* name) {
+    uint32_t count = 0;
+    vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr);
+    std::vector<VkExtensionProperties> exts(count);
+    vkEnumerateInstanceExtensionProperties(nullptr, &count, exts.data());
+    for (auto& e : exts)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+}
+
+Context create_context(const char* app_name, const ContextOptions& options) {
+    Context ctx;
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = app_name;
+    app.apiVersion = options.api_version;
+    std::vector<const char*> exts;
+    const bool debug_utils = has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (debug_utils) exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ici.pApplicationInfo = &app;
+    ici.enabledExtensionCount = uint32_t(exts.size());
+    ici.ppEnabledExtensionNames = exts.data();
+    VK_CHECK(vkCreateInstance(&ici, nullptr, &ctx.instance));
+
+    if (debug_utils) {
+        auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(ctx.instance, "vkCreateDebugUtilsMessengerEXT"));
+        VkDebugUtilsMessengerCreateInfoEXT mci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+        mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                              VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        mci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
+        mci.pfnUserCallback = on_debug_message;
+        if (create) VK_CHECK(create(ctx.instance, &mci, nullptr, &ctx.messenger));
+    }
+
+    uint32_t count = 0;
+    VK_CHECK(vkEnumeratePhysicalDevices(ctx.instance, &count, nullptr));
+    std::vector<VkPhysicalDevice> devices(count);
+    VK_CHECK(vkEnumeratePhysicalDevices(ctx.instance, &count, devices.data()));
+    uint32_t index = 0;
+    if (const char* env = std::getenv("VKAPP_DEVICE_INDEX")) index = uint32_t(std::atoi(env));
+    if (index >= count) {
+        std::fprintf(stderr, "%s: no Vulkan device %u (found %u)\n", app_name, index, count);
+        std::exit(2);
+    }
+    ctx.physical_device = devices[index];
+    vkGetPhysicalDeviceProperties(ctx.physical_device, &ctx.properties);
+    vkGetPhysicalDeviceMemoryProperties(ctx.physical_device, &ctx.memory_properties);
+
+    uint32_t family_count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx.physical_device, &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx.physical_device, &family_count, families.data());
+    VkQueueFlags needed = VK_QUEUE_COMPUTE_BIT | (options.graphics ? VK_QUEUE_GRAPHICS_BIT : 0);
+    bool found = false;
+    for (uint32_t i = 0; i < family_count && !found; ++i) {
+        if ((families[i].queueFlags & needed) == needed) {
+            ctx.queue_family = i;
+            ctx.queue_family_properties = families[i];
+            found = true;
+        }
+    }
+    if (!found) {
+        std::fprintf(stderr, "%s: no queue family with the needed capabilities\n", app_name);
+        std::exit(2);
+    }
+
+    uint32_t queue_count = std::max(1u, std::min(options.queue_count, ctx.queue_family_properties.queueCount));
+    std::vector<float> priorities(queue_count, 1.0f);
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = ctx.queue_family;
+    qci.queueCount = queue_count;
+    qci.pQueuePriorities = priorities.data();
+
+    VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    f13.synchronization2 = options.synchronization2 ? VK_TRUE : VK_FALSE;
+    f12.timelineSemaphore = options.timeline_semaphores ? VK_TRUE : VK_FALSE;
+    f12.pNext = &f13;
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    if (options.api_version >= VK_API_VERSION_1_3) dci.pNext = &f12;
+    VK_CHECK(vkCreateDevice(ctx.physical_device, &dci, nullptr, &ctx.device));
+    for (uint32_t i = 0; i < queue_count; ++i) {
+        VkQueue q;
+        vkGetDeviceQueue(ctx.device, ctx.queue_family, i, &q);
+        ctx.queues.push_back(q);
+    }
+    ctx.queue = ctx.queues[0];
+    return ctx;
+}
+
+void destroy_context(Context& ctx) {
+    if (ctx.device) {
+        vkDeviceWaitIdle(ctx.device);
+        vkDestroyDevice(ctx.device, nullptr);
+    }
+    if (ctx.messenger) {
+        auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(ctx.instance, "vkDestroyDebugUtilsMessengerEXT"));
+        if (destroy) destroy(ctx.instance, ctx.messenger, nullptr);
+    }
+    if (ctx.instance) vkDestroyInstance(ctx.instance, nullptr);
+    ctx = Context{};
+}
+
+int finish(Context& ctx, uint64_t checksum) {
+    std::printf("checksum: %016llx\n", static_cast<unsigned long long>(checksum));
+    std::fflush(stdout);
+    destroy_context(ctx);
+    int messages = g_validation_messages.load();
+    if (messages) std::fprintf(stderr, "%d validation message(s)\n", messages);
+    return messages ? 1 : 0;
+}
+
+int find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t type_bits,
+                     VkMemoryPropertyFlags required) {
+    for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
+        if ((type_bits & (1u << i)) && (props.memoryTypes[i].propertyFlags & required) == required)
+            return int(i);
+    return -1;
+}
+
+Buffer create_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
+                     VkMemoryPropertyFlags required) {
+    Buffer b;
+    b.size = size;
+    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bci.size = size;
+    bci.usage = usage;
+    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VK_CHECK(vkCreateBuffer(ctx.device, &bci, nullptr, &b.buffer));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(ctx.device, b.buffer, &req);
+    int type = find_memory_type(ctx.memory_properties, req.memoryTypeBits, required);
+    if (type < 0) {
+        std::fprintf(stderr, "no memory type with flags 0x%x\n", unsigned(required));
+        std::exit(2);
+    }
+    b.memory_type = uint32_t(type);
+    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex = b.memory_type;
+    VK_CHECK(vkAllocateMemory(ctx.device, &mai, nullptr, &b.memory));
+    VK_CHECK(vkBindBufferMemory(ctx.device, b.buffer, b.memory, 0));
+    if (ctx.memory_properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+        VK_CHECK(vkMapMemory(ctx.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped));
+    return b;
+}
+
+void destroy_buffer(Context& ctx, Buffer& b) {
+    if (b.buffer) vkDestroyBuffer(ctx.device, b.buffer, nullptr);
+    if (b.memory) vkFreeMemory(ctx.device, b.memory, nullptr);
+    b = Buffer{};
+}
+
+VkShaderModule create_shader_module(Context& ctx, const uint32_t* code, size_t size_bytes) {
+    VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    ci.codeSize = size_bytes;
+    ci.pCode = code;
+    VkShaderModule m;
+    VK_CHECK(vkCreateShaderModule(ctx.device, &ci, nullptr, &m));
+    return m;
+}
+
+ComputePipeline create_compute_pipeline(Context& ctx, const uint32_t* code, size_t size_bytes,
+                                        uint32_t binding_count, uint32_t push_constant_bytes) {
+    ComputePipeline p;
+    std::vector<VkDescriptorSetLayoutBinding> bindings(binding_count);
+    for (uint32_t i = 0; i < binding_count; ++i) {
+        bindings[i] = {};
+        bindings[i].binding = i;
+        bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        bindings[i].descriptorCount = 1;
+        bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dl.bindingCount = binding_count;
+    dl.pBindings = bindings.data();
+    VK_CHECK(vkCreateDescriptorSetLayout(ctx.device, &dl, nullptr, &p.set_layout));
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
+    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &p.set_layout;
+    pl.pushConstantRangeCount = push_constant_bytes ? 1 : 0;
+    pl.pPushConstantRanges = &range;
+    VK_CHECK(vkCreatePipelineLayout(ctx.device, &pl, nullptr, &p.layout));
+    VkShaderModule module = create_shader_module(ctx, code, size_bytes);
+    VkComputePipelineCreateInfo cp{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cp.stage.module = module;
+    cp.stage.pName = "main";
+    cp.layout = p.layout;
+    VK_CHECK(vkCreateComputePipelines(ctx.device, VK_NULL_HANDLE, 1, &cp, nullptr, &p.pipeline));
+    vkDestroyShaderModule(ctx.device, module, nullptr);
+    return p;
+}
+
+void destroy_compute_pipeline(Context& ctx, ComputePipeline& p) {
+    vkDestroyPipeline(ctx.device, p.pipeline, nullptr);
+    vkDestroyPipelineLayout(ctx.device, p.layout, nullptr);
+    vkDestroyDescriptorSetLayout(ctx.device, p.set_layout, nullptr);
+    p = ComputePipeline{};
+}
+
+void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<VkBuffer>& buffers) {
+    std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+    std::vector<VkWriteDescriptorSet> writes(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        infos[i] = {buffers[i], 0, VK_WHOLE_SIZE};
+        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i].dstSet = set;
+        writes[i].dstBinding = uint32_t(i);
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+    }
+    vkUpdateDescriptorSets(ctx.device, uint32_t(writes.size()), writes.data(), 0, nullptr);
+}
+
+VkCommandPool create_command_pool(Context& ctx, VkCommandPoolCreateFlags flags) {
+    VkCommandPoolCreateInfo ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    ci.flags = flags;
+    ci.queueFamilyIndex = ctx.queue_family;
+    VkCommandPool pool;
+    VK_CHECK(vkCreateCommandPool(ctx.device, &ci, nullptr, &pool));
+    return pool;
+}
+
+uint64_t fnv1a(const void* data, size_t size, uint64_t seed) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    uint64_t h = seed;
+    for (size_t i = 0; i < size; ++i) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access,
+             VkPipelineStageFlags dst, VkAccessFlags dst_access) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = src_access;
+    mb.dstAccessMask = dst_access;
+    vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+}  // namespace vkapp

@@ -1,0 +1,130 @@
+// Small helpers shared by the correctness programs and the benchmark: instance and device
+// set-up, buffers, shader modules, a checksum. Plain Vulkan, no layer knowledge.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace vkapp {
+
+[[noreturn]] void fail(const char* what, VkResult result, const char* file, int line);
+
+#define VK_CHECK(expr)                                                   \
+    do {                                                                 \
+        VkResult vk_check_result_ = (expr);                              \
+        if (vk_check_result_ != VK_SUCCESS)                              \
+            ::vkapp::fail(#expr, vk_check_result_, __FILE__, __LINE__);  \
+    } while (0)
+
+struct ContextOptions {
+    uint32_t api_version = VK_API_VERSION_1_3;
+    bool graphics = false;          // queue family must support graphics too
+    bool synchronization2 = false;  // enable the Vulkan 1.3 feature
+    bool timeline_semaphores = false;
+    uint32_t queue_count = 1;       // queues requested from the chosen family (clamped)
+};
+
+struct Context {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    uint32_t queue_family = 0;
+    std::vector<VkQueue> queues;  // queues[0] is the main queue
+    VkQueue queue = VK_NULL_HANDLE;
+    VkPhysicalDeviceProperties properties{};
+    VkPhysicalDeviceMemoryProperties memory_properties{};
+    VkQueueFamilyProperties queue_family_properties{};
+    VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+};
+
+// Validation messages (warnings and errors) seen by the debug messenger, all contexts.
+extern std::atomic<int> g_validation_messages;
+
+// Picks device VKAPP_DEVICE_INDEX (default 0) and a queue family with compute
+// (and graphics if asked). Exits with a message when nothing fits.
+Context create_context(const char* app_name, const ContextOptions& options = {});
+void destroy_context(Context& ctx);
+
+// Prints "checksum: <16 hex digits>", destroys the context and returns the exit code:
+// non-zero if any validation message was reported.
+int finish(Context& ctx, uint64_t checksum);
+
+// Index of the first memory type allowed by type_bits that has all `required` flags, or -1.
+int find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t type_bits,
+                     VkMemoryPropertyFlags required);
+
+struct Buffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkDeviceSize size = 0;
+    uint32_t memory_type = 0;
+    void* mapped = nullptr;  // set when the memory is host-visible
+};
+
+// Creates a buffer with its own allocation of the first type having `required` flags.
+Buffer create_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
+                     VkMemoryPropertyFlags required);
+void destroy_buffer(Context& ctx, Buffer& buffer);
+
+VkShaderModule create_shader_module(Context& ctx, const uint32_t* code, size_t size_bytes);
+
+// A compute pipeline over `binding_count` storage buffers (set 0, bindings 0..n-1) with
+// `push_constant_bytes` of push constants.
+struct ComputePipeline {
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+};
+ComputePipeline create_compute_pipeline(Context& ctx, const uint32_t* code, size_t size_bytes,
+                                        uint32_t binding_count, uint32_t push_constant_bytes);
+void destroy_compute_pipeline(Context& ctx, ComputePipeline& p);
+
+// Writes storage-buffer bindings 0..n-1 of `set` to the whole of each buffer.
+void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<VkBuffer>& buffers);
+
+// Records with `record`, submits once on ctx.queue, waits with a fence.
+template <typename F>
+void one_shot(Context& ctx, VkCommandPool pool, F&& record);
+
+VkCommandPool create_command_pool(Context& ctx, VkCommandPoolCreateFlags flags = 0);
+
+// FNV-1a over bytes, chained through `seed`.
+uint64_t fnv1a(const void* data, size_t size, uint64_t seed = 1469598103934665603ull);
+
+// Full memory barrier between commands, used by programs that want the simplest correct sync.
+void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access,
+             VkPipelineStageFlags dst, VkAccessFlags dst_access);
+
+// --- template implementation ---
+template <typename F>
+void one_shot(Context& ctx, VkCommandPool pool, F&& record) {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VkCommandBuffer cb;
+    VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+    record(cb);
+    VK_CHECK(vkEndCommandBuffer(cb));
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &fence));
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, fence));
+    VK_CHECK(vkWaitForFences(ctx.device, 1, &fence, VK_TRUE, UINT64_MAX));
+    vkDestroyFence(ctx.device, fence, nullptr);
+    vkFreeCommandBuffers(ctx.device, pool, 1, &cb);
+}
+
+}  // namespace vkapp

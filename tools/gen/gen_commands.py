@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Generates Slipstream's per-command tables and vkCmd* interception from vk.xml.
+
+Outputs (into --out-dir):
+  command_table.h     CommandId enum and, for every vkCmd* command of the registry, what kind
+                      of work it is and which pipeline stages it executes in (src/ uses it).
+  cmd_intercepts.inl  one pass-through wrapper per vkCmd* command that records the command's
+                      kind in its command buffer's state, plus a name -> function table
+                      (layer/ includes it). Commands listed in --manual are left out of the
+                      wrappers: layer/ writes those by hand.
+
+The classification of commands into kinds and stages is the table RULES below; vk.xml's
+`tasks` attribute says whether a command is an action, state, synchronization or
+indirection command. An action command that no rule matches is classified Other with
+ALL_COMMANDS stages, the conservative answer.
+"""
+import argparse
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+# (name regex, kind, stage flag names without the VK_PIPELINE_STAGE_2_ prefix; checked
+# against vk.xml's VkPipelineStageFlagBits2).
+# First match wins, so specific rules come before general ones.
+RULES = [
+    (r"^vkCmdDispatchIndirect", "Compute", ["COMPUTE_SHADER_BIT", "DRAW_INDIRECT_BIT"]),
+    (r"^vkCmdDispatch|^vkCmdCuLaunchKernel", "Compute", ["COMPUTE_SHADER_BIT"]),
+    (r"^vkCmdTraceRays(Indirect)", "RayTracing", ["RAY_TRACING_SHADER_BIT_KHR", "DRAW_INDIRECT_BIT"]),
+    (r"^vkCmdTraceRays", "RayTracing", ["RAY_TRACING_SHADER_BIT_KHR"]),
+    (r"AccelerationStructure", "AccelerationStructure",
+     ["ACCELERATION_STRUCTURE_BUILD_BIT_KHR", "ACCELERATION_STRUCTURE_COPY_BIT_KHR"]),
+    (r"Micromap", "AccelerationStructure", ["MICROMAP_BUILD_BIT_EXT"]),
+    (r"^vkCmdCopyQueryPoolResults", "Transfer", ["COPY_BIT"]),
+    (r"Query|Timestamp", "Query", ["ALL_COMMANDS_BIT"]),
+    (r"ConditionalRendering", "Graphics", ["CONDITIONAL_RENDERING_BIT_EXT"]),
+    (r"^vkCmdDraw.*(Indirect|Count)", "Graphics", ["ALL_GRAPHICS_BIT", "DRAW_INDIRECT_BIT"]),
+    (r"^vkCmdDraw|SubpassShading|ClearAttachments|RenderPass|Rendering|Subpass", "Graphics",
+     ["ALL_GRAPHICS_BIT"]),
+    (r"^vkCmdClear(Color|DepthStencil)Image", "Transfer", ["CLEAR_BIT"]),
+    (r"^vkCmdBlitImage", "Transfer", ["BLIT_BIT"]),
+    (r"^vkCmdResolveImage", "Transfer", ["RESOLVE_BIT"]),
+    (r"^vkCmdCopyMemory.*Indirect", "Transfer", ["COPY_BIT", "DRAW_INDIRECT_BIT"]),
+    (r"^vkCmd(Copy|Fill|Update)", "Transfer", ["ALL_TRANSFER_BIT"]),
+    (r"WriteBufferMarker", "Transfer", ["ALL_TRANSFER_BIT"]),
+    (r"DebugMarker|DebugUtilsLabel|PerformanceMarker|PerformanceStreamMarker|Checkpoint",
+     "Debug", []),
+    (r"DecodeVideo", "Video", ["VIDEO_DECODE_BIT_KHR"]),
+    # Encode stages are provisional (beta) in the headers we build against: stay conservative.
+    (r"Video", "Video", ["ALL_COMMANDS_BIT"]),
+]
+KINDS = ["State", "Sync", "Debug", "Compute", "Transfer", "Graphics", "Query",
+         "AccelerationStructure", "RayTracing", "Video", "Indirection", "Other"]
+
+
+def command_text(elem):
+    return "".join(elem.itertext()).strip()
+
+
+def for_vulkan(elem):
+    api = elem.get("api")
+    return api is None or "vulkan" in api.split(",")
+
+
+def load(registry):
+    root = ET.parse(registry).getroot()
+    protect_of_platform = {p.get("name"): p.get("protect") for p in root.iter("platform")}
+    commands, aliases = {}, {}
+    for c in root.findall("commands/command"):
+        if not for_vulkan(c):
+            continue
+        if c.get("alias"):
+            aliases[c.get("name")] = c.get("alias")
+            continue
+        proto = c.find("proto")
+        name = proto.find("name").text
+        params = [p for p in c.findall("param") if for_vulkan(p)]
+        commands[name] = {
+            "ret": command_text(proto)[: -len(name)].strip(),
+            "params": [command_text(p) for p in params],
+            "args": [p.find("name").text for p in params],
+            "tasks": (c.get("tasks") or "").split(","),
+        }
+    # Which commands the C headers declare, and under which #ifdef.
+    present = {}
+    for feature in root.findall("feature"):
+        if "vulkan" not in feature.get("api", "vulkan").split(","):
+            continue
+        for req in feature.findall("require"):
+            for cmd in req.findall("command"):
+                present.setdefault(cmd.get("name"), None)
+    for ext in root.findall("extensions/extension"):
+        if "vulkan" not in ext.get("supported", "").split(","):
+            continue
+        protect = protect_of_platform.get(ext.get("platform"))
+        if ext.get("provisional") == "true":
+            protect = "VK_ENABLE_BETA_EXTENSIONS"
+        for req in ext.findall("require"):
+            if not for_vulkan(req):
+                continue
+            for cmd in req.findall("command"):
+                name = cmd.get("name")
+                if name not in present or (present[name] is not None and protect is None):
+                    present[name] = protect
+    # Stage names usable without VK_ENABLE_BETA_EXTENSIONS.
+    provisional = {e.get("name") for ext in root.findall("extensions/extension")
+                   if ext.get("provisional") == "true" for e in ext.iter("enum")}
+    stages = {e.get("name") for e in root.iter("enum")
+              if e.get("name", "").startswith("VK_PIPELINE_STAGE_2_")} - provisional
+    return commands, aliases, present, stages
+
+
+def classify(name, tasks):
+    if "indirection" in tasks:
+        return "Indirection", ["ALL_COMMANDS_BIT"]
+    if "action" in tasks:
+        for pattern, kind, stages in RULES:
+            if re.search(pattern, name):
+                return kind, stages
+        return "Other", ["ALL_COMMANDS_BIT"]
+    if "synchronization" in tasks:
+        return "Sync", []
+    return "State", []
+
+
+def stage_expr(stages, known):
+    if not stages:
+        return "VK_PIPELINE_STAGE_2_NONE"
+    names = [f"VK_PIPELINE_STAGE_2_{s}" for s in stages]
+    bad = [n for n in names if n not in known]
+    if bad:
+        sys.exit(f"gen_commands.py: RULES name stages that vk.xml does not define: {bad}")
+    return " | ".join(names)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--registry", required=True)
+    ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--manual", help="file listing vkCmd* commands whose wrappers are hand-written")
+    opts = ap.parse_args()
+    commands, aliases, present, known_stages = load(opts.registry)
+    manual = set()
+    if opts.manual:
+        with open(opts.manual) as f:
+            manual = {l.split("#")[0].strip() for l in f} - {""}
+
+    entries = []  # (name, definition, protect)
+    for name in sorted(present):
+        if not name.startswith("vkCmd"):
+            continue
+        base = aliases.get(name, name)
+        while base in aliases:
+            base = aliases[base]
+        if base not in commands:
+            continue
+        entries.append((name, commands[base], present[name]))
+    unknown = sorted(m for m in manual if m not in {e[0] for e in entries})
+    if unknown:
+        sys.exit(f"gen_commands.py: --manual names commands not in the registry: {unknown}")
+
+    banner = ("// Generated by tools/gen/gen_commands.py from vk.xml. Do not edit: change the "
+              "generator.\n")
+    table = [banner, "#pragma once\n", "#include <vulkan/vulkan.h>\n", "#include <cstdint>\n\n",
+             "namespace slipstream {\n\n",
+             "// What kind of work a command is. The order is part of the statistics' JSON.\n",
+             "enum class CommandKind : uint8_t {\n"]
+    table += [f"    {k},\n" for k in KINDS]
+    table += ["};\n", f"inline constexpr int kCommandKindCount = {len(KINDS)};\n",
+              "inline constexpr const char* kCommandKindNames[] = {",
+              ", ".join(f'"{k}"' for k in KINDS), "};\n\n",
+              "enum class CommandId : uint16_t {\n"]
+    table += [f"    {n[2:]},\n" for n, _, _ in entries]
+    table += ["};\n", f"inline constexpr int kCommandCount = {len(entries)};\n\n",
+              "struct CommandInfo {\n    const char* name;\n    CommandKind kind;\n",
+              "    VkPipelineStageFlags2 stages;  // stages the command executes in\n};\n\n",
+              "inline constexpr CommandInfo kCommandInfo[] = {\n"]
+    counts = {}
+    for name, cmd, _ in entries:
+        kind, stages = classify(name, cmd["tasks"])
+        counts[kind] = counts.get(kind, 0) + 1
+        table.append(f'    {{"{name}", CommandKind::{kind}, {stage_expr(stages, known_stages)}}},\n')
+    table += ["};\n\n", "}  // namespace slipstream\n"]
+
+    inl = [banner,
+           "// Included by layer/command_intercepts.cpp, which defines SLIPSTREAM_RECORD(cb, id):\n",
+           "// it records command `id` in the state of command buffer `cb` and yields the device's\n",
+           "// dispatch table.\n\n"]
+    names = []
+    for name, cmd, protect in entries:
+        if name in manual:
+            continue
+        fn = name[2:]
+        params = ", ".join(cmd["params"])
+        args = ", ".join(cmd["args"])
+        ret = cmd["ret"]
+        body = (f"    {'return ' if ret != 'void' else ''}SLIPSTREAM_RECORD({cmd['args'][0]}, "
+                f"slipstream::CommandId::{fn}).{fn}({args});\n")
+        text = f"static VKAPI_ATTR {ret} VKAPI_CALL {fn}({params}) {{\n{body}}}\n"
+        if protect:
+            text = f"#ifdef {protect}\n{text}#endif\n"
+        inl.append(text)
+        names.append((name, fn, protect))
+    inl.append("\n// Every generated wrapper, by name, for vkGetDeviceProcAddr.\n")
+    inl.append("static const struct { const char* name; PFN_vkVoidFunction fn; } "
+               "kGeneratedCommandIntercepts[] = {\n")
+    for name, fn, protect in names:
+        line = f'    {{"{name}", reinterpret_cast<PFN_vkVoidFunction>({fn})}},\n'
+        inl.append(f"#ifdef {protect}\n{line}#endif\n" if protect else line)
+    inl.append("};\n")
+
+    with open(f"{opts.out_dir}/command_table.h", "w") as f:
+        f.write("".join(table))
+    with open(f"{opts.out_dir}/cmd_intercepts.inl", "w") as f:
+        f.write("".join(inl))
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    print(f"gen_commands.py: {len(entries)} vkCmd* commands ({summary}); "
+          f"{len(manual)} hand-written")
+
+
+if __name__ == "__main__":
+    main()

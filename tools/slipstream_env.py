@@ -1,0 +1,67 @@
+"""How to run a program with or without the Slipstream layer: one place for the environment
+recipe, shared by the `slipstream` command, the correctness-suite driver and the benchmark
+runner.
+
+Modes:
+  off         the layer is not loaded (DISABLE_SLIPSTREAM=1 also blocks an installed implicit
+              manifest), nor is any other layer we would add.
+  on          the layer from the build tree, enabled by name (explicit manifest).
+  validation  the layer with the Khronos validation layer *under* it, synchronization
+              validation on.
+  implicit    the layer enabled through its implicit manifest (ENABLE_SLIPSTREAM=1), found
+              through XDG_DATA_DIRS pointing at the build tree's staging share/ folder.
+"""
+import os
+
+MODES = ("off", "on", "validation", "implicit")
+LAYER = "VK_LAYER_slipstream"
+VALIDATION = "VK_LAYER_KHRONOS_validation"
+
+
+def manifest_dirs(build_dir):
+    share = os.path.join(os.path.abspath(build_dir), "share")
+    return {
+        "share": share,
+        "explicit": os.path.join(share, "vulkan", "explicit_layer.d"),
+        "implicit": os.path.join(share, "vulkan", "implicit_layer.d"),
+    }
+
+
+def layer_env(mode, build_dir, base=None, extra_layers_below=()):
+    """Returns a copy of `base` (default: os.environ) set up for `mode`.
+
+    `extra_layers_below` names explicit layers to stack under Slipstream (for example a
+    test-only layer); their manifests must be findable through VK_ADD_LAYER_PATH, which the
+    caller can extend.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+    env = dict(os.environ if base is None else base)
+    for k in ("VK_INSTANCE_LAYERS", "ENABLE_SLIPSTREAM", "VK_LOADER_LAYERS_ENABLE",
+              "VK_LOADER_LAYERS_DISABLE"):
+        env.pop(k, None)
+    dirs = manifest_dirs(build_dir)
+    below = list(extra_layers_below)
+    if mode == "off":
+        env["DISABLE_SLIPSTREAM"] = "1"
+        if below:
+            env["VK_INSTANCE_LAYERS"] = ":".join(below)
+        return env
+    env.pop("DISABLE_SLIPSTREAM", None)
+    add = [dirs["explicit"]] + ([env["VK_ADD_LAYER_PATH"]] if env.get("VK_ADD_LAYER_PATH") else [])
+    env["VK_ADD_LAYER_PATH"] = ":".join(add)
+    if mode == "implicit":
+        xdg = env.get("XDG_DATA_DIRS") or "/usr/local/share:/usr/share"
+        env["XDG_DATA_DIRS"] = dirs["share"] + ":" + xdg
+        env["ENABLE_SLIPSTREAM"] = "1"
+        if below:
+            env["VK_INSTANCE_LAYERS"] = ":".join(below)
+        return env
+    # The first layer named is the one closest to the application.
+    layers = [LAYER]
+    if mode == "validation":
+        layers.append(VALIDATION)
+        env["VK_LAYER_ENABLES"] = "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT"
+    layers += below
+    env["VK_INSTANCE_LAYERS"] = ":".join(layers)
+    return env
