@@ -54,6 +54,15 @@ public:
         }
     }
 
+    size_t size() const {
+        size_t n = 0;
+        for (const Shard& s : shards_) {
+            std::shared_lock lock(s.mutex);
+            n += s.map.size();
+        }
+        return n;
+    }
+
     // Removes every entry for which pred(value) is true.
     template <typename Pred>
     void erase_if(Pred&& pred) {

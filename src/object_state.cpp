@@ -61,7 +61,11 @@ void remove_device(VkDevice device) {
     DeviceState* raw = state.get();
     command_buffers().erase_if([raw](const CommandBufferState& cb) { return cb.device == raw; });
     queues().erase_if([raw](const QueueState& q) { return q.device == raw; });
-    report_device_stats(device_snapshot(*state), state->settings);
+    StatsSnapshot s = device_snapshot(*state);
+    s.live_devices = devices().size();
+    s.live_queues = queues().size();
+    s.live_command_buffers = command_buffers().size();
+    report_device_stats(s, state->settings);
 }
 
 QueueState* note_queue(DeviceState& device, VkQueue queue, uint32_t family, uint32_t index) {

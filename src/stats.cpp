@@ -69,7 +69,8 @@ std::string format_stats_json(const std::vector<StatsSnapshot>& devices,
         out << ", \"commands\": {";
         for (int k = 0; k < kCommandKindCount; ++k)
             out << (k ? ", " : "") << "\"" << kCommandKindNames[k] << "\": " << s.commands[k];
-        out << "}}";
+        out << "}, \"live_layer_objects\": {\"devices\": " << s.live_devices << ", \"queues\": " << s.live_queues
+            << ", \"command_buffers\": " << s.live_command_buffers << "}}";
     }
     out << "\n  ]\n}\n";
     return out.str();

@@ -53,6 +53,9 @@ struct StatsSnapshot {
     uint32_t vendor_id = 0, device_id = 0, driver_version = 0;
     uint64_t counters[kCounterCount] = {};
     uint64_t commands[kCommandKindCount] = {};  // commands submitted, by kind
+    // Layer state still alive in the process once this device's was freed: a create/destroy
+    // loop that leaves anything here leaks.
+    uint64_t live_devices = 0, live_queues = 0, live_command_buffers = 0;
 };
 StatsSnapshot snapshot(const DeviceStats& stats);
 
