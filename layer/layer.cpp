@@ -29,7 +29,9 @@ const ProcTable& device_procs() {
             PROC(GetDeviceProcAddr), PROC(DestroyDevice), PROC(GetDeviceQueue), PROC(GetDeviceQueue2),
             PROC(AllocateCommandBuffers), PROC(FreeCommandBuffers), PROC(DestroyCommandPool),
             PROC(ResetCommandPool), PROC(BeginCommandBuffer), PROC(ResetCommandBuffer),
-            PROC(QueueSubmit), PROC(QueueSubmit2), PROC(QueueSubmit2KHR), PROC(WaitForFences),
+            PROC(QueueSubmit), PROC(QueueSubmit2), PROC(QueueSubmit2KHR), PROC(QueueBindSparse),
+            PROC(QueuePresentKHR), PROC(GetFenceStatus), PROC(ResetFences), PROC(DestroyFence),
+            PROC(ImportFenceFdKHR), PROC(WaitForFences),
             PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
         };
         size_t count = 0;

@@ -1,6 +1,7 @@
-// Submissions and waits. For now Slipstream counts them and passes them through unchanged.
+// Submissions, waits, and the fence and queue calls that tell Slipstream when work completes.
 #include "hooks.h"
 #include "object_state.h"
+#include "waits.h"
 
 namespace slipstream::hooks {
 
@@ -10,67 +11,106 @@ void count_command_buffer(DeviceState& device, VkCommandBuffer cb) {
     if (const CommandBufferState* state = find_command_buffer(cb)) device.stats.add_commands(state->command_counts);
 }
 
-VkResult submit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits,
-                 VkFence fence, bool khr) {
-    DeviceState* device = find_device(queue);
-    device->stats.add(Counter::QueueSubmits);
-    device->stats.add(Counter::SubmitBatches, count);
+void count_submits(DeviceState& device, uint32_t count, const VkSubmitInfo* submits) {
+    device.stats.add(Counter::QueueSubmits);
+    device.stats.add(Counter::SubmitBatches, count);
+    for (uint32_t i = 0; i < count; ++i)
+        for (uint32_t j = 0; j < submits[i].commandBufferCount; ++j)
+            count_command_buffer(device, submits[i].pCommandBuffers[j]);
+}
+
+void count_submits(DeviceState& device, uint32_t count, const VkSubmitInfo2* submits) {
+    device.stats.add(Counter::QueueSubmits);
+    device.stats.add(Counter::SubmitBatches, count);
     for (uint32_t i = 0; i < count; ++i)
         for (uint32_t j = 0; j < submits[i].commandBufferInfoCount; ++j)
-            count_command_buffer(*device, submits[i].pCommandBufferInfos[j].commandBuffer);
-    PFN_vkQueueSubmit2 next = khr ? device->dispatch.QueueSubmit2KHR : device->dispatch.QueueSubmit2;
-    return next(queue, count, submits, fence);
+            count_command_buffer(device, submits[i].pCommandBufferInfos[j].commandBuffer);
+}
+
+template <typename Info>
+VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fence,
+                VkResult(VKAPI_PTR* next)(VkQueue, uint32_t, const Info*, VkFence)) {
+    QueueState* q = find_queue(queue);
+    DeviceState* device = q ? q->device : find_device(queue);
+    count_submits(*device, count, submits);
+    TrackedSubmission tracked(q, fence);
+    VkResult result = next(queue, count, submits, tracked.fence());
+    tracked.end(result);
+    return result;
 }
 }  // namespace
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFence fence) {
-    DeviceState* device = find_device(queue);
-    device->stats.add(Counter::QueueSubmits);
-    device->stats.add(Counter::SubmitBatches, count);
-    for (uint32_t i = 0; i < count; ++i)
-        for (uint32_t j = 0; j < submits[i].commandBufferCount; ++j)
-            count_command_buffer(*device, submits[i].pCommandBuffers[j]);
-    return device->dispatch.QueueSubmit(queue, count, submits, fence);
+    return submit(queue, count, submits, fence, find_device(queue)->dispatch.QueueSubmit);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, VkFence fence) {
-    return submit2(queue, count, submits, fence, false);
+    return submit(queue, count, submits, fence, find_device(queue)->dispatch.QueueSubmit2);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits,
                                                VkFence fence) {
-    return submit2(queue, count, submits, fence, true);
+    return submit(queue, count, submits, fence, find_device(queue)->dispatch.QueueSubmit2KHR);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, const VkBindSparseInfo* binds,
+                                               VkFence fence) {
+    QueueState* q = find_queue(queue);
+    if (q) note_untracked_queue_work(*q);
+    return find_device(queue)->dispatch.QueueBindSparse(queue, count, binds, fence);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
+    QueueState* q = find_queue(queue);
+    if (q) note_untracked_queue_work(*q);
+    return find_device(queue)->dispatch.QueuePresentKHR(queue, info);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count, const VkFence* fences, VkBool32 wait_all,
                                              uint64_t timeout) {
+    return wait_for_fences(*find_device(device), count, fences, wait_all, timeout);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL GetFenceStatus(VkDevice device, VkFence fence) {
     DeviceState* state = find_device(device);
-    state->stats.add(Counter::FenceWaits);
-    return state->dispatch.WaitForFences(device, count, fences, wait_all, timeout);
+    VkResult result = state->dispatch.GetFenceStatus(device, fence);
+    if (result == VK_SUCCESS) note_fences_signaled(*state, 1, &fence);
+    return result;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL ResetFences(VkDevice device, uint32_t count, const VkFence* fences) {
+    DeviceState* state = find_device(device);
+    release_fences(*state, count, fences);
+    return state->dispatch.ResetFences(device, count, fences);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyFence(VkDevice device, VkFence fence, const VkAllocationCallbacks* allocator) {
+    DeviceState* state = find_device(device);
+    if (fence) release_fences(*state, 1, &fence);
+    state->dispatch.DestroyFence(device, fence, allocator);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL ImportFenceFdKHR(VkDevice device, const VkImportFenceFdInfoKHR* info) {
+    DeviceState* state = find_device(device);
+    release_fences(*state, 1, &info->fence);
+    return state->dispatch.ImportFenceFdKHR(device, info);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphores(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
     DeviceState* state = find_device(device);
-    state->stats.add(Counter::SemaphoreWaits);
-    return state->dispatch.WaitSemaphores(device, info, timeout);
+    return wait_semaphores(*state, info, timeout, state->dispatch.WaitSemaphores);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphoresKHR(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
     DeviceState* state = find_device(device);
-    state->stats.add(Counter::SemaphoreWaits);
-    return state->dispatch.WaitSemaphoresKHR(device, info, timeout);
+    return wait_semaphores(*state, info, timeout, state->dispatch.WaitSemaphoresKHR);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue) {
-    DeviceState* device = find_device(queue);
-    device->stats.add(Counter::QueueWaitIdles);
-    return device->dispatch.QueueWaitIdle(queue);
+    if (QueueState* q = find_queue(queue)) return queue_wait_idle(*q);
+    return find_device(queue)->dispatch.QueueWaitIdle(queue);
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
-    DeviceState* state = find_device(device);
-    state->stats.add(Counter::DeviceWaitIdles);
-    return state->dispatch.DeviceWaitIdle(device);
-}
+VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) { return device_wait_idle(*find_device(device)); }
 
 }  // namespace slipstream::hooks

@@ -59,6 +59,10 @@ void remove_device(VkDevice device) {
     std::unique_ptr<DeviceState> state = devices().erase(dispatch_key(device));
     if (!state) return;
     DeviceState* raw = state.get();
+    if (raw->idle) {
+        std::lock_guard lock(raw->idle->mutex());
+        for (QueueState* q : raw->queues) raw->idle->destroy_own_fences(q->idle);
+    }
     command_buffers().erase_if([raw](const CommandBufferState& cb) { return cb.device == raw; });
     queues().erase_if([raw](const QueueState& q) { return q.device == raw; });
     StatsSnapshot s = device_snapshot(*state);
@@ -76,11 +80,12 @@ QueueState* note_queue(DeviceState& device, VkQueue queue, uint32_t family, uint
     q->family = family;
     q->index = index;
     if (family < device.queue_families.size()) q->flags = device.queue_families[family].queueFlags;
-    {
-        std::lock_guard lock(device.mutex);
-        device.queues.insert(queue);
-    }
-    return queues().insert(queue, std::move(q));
+    std::lock_guard lock(device.mutex);
+    // Two threads may fetch the same queue at once: only one state may win.
+    if (QueueState* known = queues().find(queue)) return known;
+    QueueState* raw = queues().insert(queue, std::move(q));
+    device.queues.push_back(raw);
+    return raw;
 }
 
 void add_command_buffers(DeviceState& device, VkCommandPool pool, VkCommandBufferLevel level,

@@ -7,7 +7,9 @@
 #pragma once
 
 #include "command_table.h"
+#include "queue_idle.h"
 #include "settings.h"
+#include "spin_wait.h"
 #include "stats.h"
 
 #include <vulkan/vk_layer.h>
@@ -38,6 +40,7 @@ struct QueueState {
     uint32_t family = 0;
     uint32_t index = 0;
     VkQueueFlags flags = 0;
+    QueueIdle idle;  // guarded by device->idle->mutex()
 };
 
 // What a command buffer holds. Written only by the thread recording it (command buffers are
@@ -82,10 +85,12 @@ struct DeviceState {
     VkPhysicalDeviceMemoryProperties memory_properties{};
     std::vector<VkQueueFamilyProperties> queue_families;
     DeviceStats stats;
+    std::unique_ptr<IdleTracker> idle;  // when settings.spin
+    AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
 
     std::mutex mutex;  // guards the maps below
     std::unordered_map<VkCommandPool, std::unordered_set<VkCommandBuffer>> pool_command_buffers;
-    std::unordered_set<VkQueue> queues;
+    std::vector<QueueState*> queues;  // every queue retrieved; freed with the device
 };
 
 // --- lookups (any thread) ---
@@ -98,7 +103,8 @@ CommandBufferState* find_command_buffer(VkCommandBuffer cb);
 InstanceState* add_instance(std::unique_ptr<InstanceState> state);
 void remove_instance(VkInstance instance);
 DeviceState* add_device(std::unique_ptr<DeviceState> state);
-// Reports the device's statistics and frees its state and that of its queues and command buffers.
+// Reports the device's statistics and frees its state and that of its queues and command
+// buffers, with the fences the layer created.
 void remove_device(VkDevice device);
 
 QueueState* note_queue(DeviceState& device, VkQueue queue, uint32_t family, uint32_t index);

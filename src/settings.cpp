@@ -13,6 +13,9 @@ const std::vector<SettingSpec>& setting_specs() {
         {"log", "error|warn|info|debug", "warn", "how much the layer tells on stderr"},
         {"stats", "on|off", "off", "print a summary per device at vkDestroyDevice or exit"},
         {"stats_file", "a file path", "", "also write the summary as JSON to this file"},
+        {"spin", "on|off", "on", "poll before blocking in fence, semaphore and idle waits"},
+        {"spin_us", "0..100000 (microseconds)", "100", "how long a wait polls before it blocks"},
+        {"spin_adaptive", "on|off", "on", "block at once where waits usually last far longer than the budget"},
     };
     return specs;
 }
@@ -36,6 +39,14 @@ static std::optional<LogLevel> parse_log_level(const std::string& text) {
     if (t == "info") return LogLevel::Info;
     if (t == "debug") return LogLevel::Debug;
     return std::nullopt;
+}
+
+static std::optional<uint32_t> parse_spin_us(const std::string& text) {
+    if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    unsigned long v = std::stoul(text);
+    if (v > 100000) return std::nullopt;
+    return uint32_t(v);
 }
 
 static const SettingSpec& spec(const char* name) {
@@ -71,6 +82,9 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "stats", parse_bool, s.stats);
     read_one(lookup, warnings, "stats_file",
              [](const std::string& t) { return std::optional<std::string>(t); }, s.stats_file);
+    read_one(lookup, warnings, "spin", parse_bool, s.spin);
+    read_one(lookup, warnings, "spin_us", parse_spin_us, s.spin_us);
+    read_one(lookup, warnings, "spin_adaptive", parse_bool, s.spin_adaptive);
     return s;
 }
 
@@ -97,6 +111,9 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"log", kLevels[int(s.log)]},
         {"stats", s.stats ? "on" : "off"},
         {"stats_file", s.stats_file},
+        {"spin", s.spin ? "on" : "off"},
+        {"spin_us", std::to_string(s.spin_us)},
+        {"spin_adaptive", s.spin_adaptive ? "on" : "off"},
     };
 }
 

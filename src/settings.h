@@ -16,6 +16,9 @@ struct Settings {
     LogLevel log = LogLevel::Warn;
     bool stats = false;       // print a summary per device at vkDestroyDevice / exit
     std::string stats_file;   // also write the summary as JSON here ("" = no file)
+    bool spin = true;         // spin before blocking in waits; follow queue idleness
+    uint32_t spin_us = 100;   // the spin budget
+    bool spin_adaptive = true;  // stop spinning where waits are usually much longer
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

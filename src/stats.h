@@ -21,7 +21,13 @@ namespace slipstream {
     X(FenceWaits, "fence_waits")                /* vkWaitForFences calls */                 \
     X(SemaphoreWaits, "semaphore_waits")        /* vkWaitSemaphores calls */                \
     X(QueueWaitIdles, "queue_wait_idles")                                                   \
-    X(DeviceWaitIdles, "device_wait_idles")
+    X(DeviceWaitIdles, "device_wait_idles")                                                 \
+    X(SpinWaits, "spin_waits")                  /* waits that polled before blocking */     \
+    X(SpinWins, "spin_wins")                    /* ... and were done within the budget */   \
+    X(SpinBlocked, "spin_blocked")              /* ... and then blocked in the driver */    \
+    X(SpinSkipped, "spin_skipped")              /* waits the adaptive budget let block */   \
+    X(SpinNs, "spin_ns")                        /* CPU time spent polling */                \
+    X(IdleShortcuts, "idle_shortcuts")          /* idle waits answered without the driver */
 
 enum class Counter : int {
 #define X(id, name) id,

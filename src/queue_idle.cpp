@@ -1,0 +1,119 @@
+#include "queue_idle.h"
+
+namespace slipstream {
+
+VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence, bool* own) {
+    *own = false;
+    if (app_fence) return app_fence;
+    VkFence fence = acquire_own_fence(q);
+    *own = fence != VK_NULL_HANDLE;
+    return fence;
+}
+
+VkFence IdleTracker::acquire_own_fence(QueueIdle& q) {
+    if (q.own_free.empty() && !q.own_signaled.empty()) {
+        if (d_.ResetFences(device_, uint32_t(q.own_signaled.size()), q.own_signaled.data()) != VK_SUCCESS)
+            return VK_NULL_HANDLE;
+        q.own_free.insert(q.own_free.end(), q.own_signaled.begin(), q.own_signaled.end());
+        q.own_signaled.clear();
+    }
+    if (q.own_free.empty() && !q.own_pending.empty() &&
+        d_.GetFenceStatus(device_, q.own_pending.front()) == VK_SUCCESS) {
+        // Fences of one queue signal in submission order: the oldest is the first to finish.
+        VkFence done = q.own_pending.front();
+        if (d_.ResetFences(device_, 1, &done) == VK_SUCCESS) {
+            q.own_pending.pop_front();
+            q.own_free.push_back(done);
+        }
+    }
+    if (q.own_free.empty()) {
+        if (q.own_pending.size() + q.own_signaled.size() >= kMaxOwnFences) return VK_NULL_HANDLE;
+        VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VkFence fence;
+        if (d_.CreateFence(device_, &info, nullptr, &fence) != VK_SUCCESS) return VK_NULL_HANDLE;
+        return fence;
+    }
+    VkFence fence = q.own_free.back();
+    q.own_free.pop_back();
+    return fence;
+}
+
+void IdleTracker::forget_app_fence(QueueIdle& q) {
+    if (q.last_fence && !q.last_is_own) app_fences_.erase(q.last_fence);
+    q.last_fence = VK_NULL_HANDLE;
+    q.last_is_own = false;
+}
+
+void IdleTracker::after_submit(QueueIdle& q, VkFence fence, bool own, VkResult result) {
+    if (result != VK_SUCCESS) {
+        // Nothing was submitted, so our fence is still unsignaled and free; but stay cautious
+        // about the queue and let the driver answer the next idle wait.
+        if (own) q.own_free.push_back(fence);
+        mark_unknown(q);
+        return;
+    }
+    forget_app_fence(q);
+    if (!fence) {
+        q.activity = QueueActivity::Unknown;
+        return;
+    }
+    if (own) q.own_pending.push_back(fence);
+    else app_fences_[fence] = &q;
+    q.last_fence = fence;
+    q.last_is_own = own;
+    q.activity = QueueActivity::Pending;
+}
+
+void IdleTracker::mark_unknown(QueueIdle& q) {
+    forget_app_fence(q);
+    q.activity = QueueActivity::Unknown;
+}
+
+void IdleTracker::mark_idle(QueueIdle& q) {
+    forget_app_fence(q);
+    q.activity = QueueActivity::Idle;
+    // Everything submitted has completed, our fences included.
+    q.own_signaled.insert(q.own_signaled.end(), q.own_pending.begin(), q.own_pending.end());
+    q.own_pending.clear();
+}
+
+QueueActivity IdleTracker::poll(QueueIdle& q, VkResult* error) {
+    *error = VK_SUCCESS;
+    if (q.activity != QueueActivity::Pending) return q.activity;
+    VkResult r = d_.GetFenceStatus(device_, q.last_fence);
+    if (r == VK_SUCCESS) {
+        mark_idle(q);
+        return QueueActivity::Idle;
+    }
+    if (r != VK_NOT_READY) *error = r;
+    return QueueActivity::Pending;
+}
+
+void IdleTracker::release_app_fences(uint32_t count, const VkFence* fences) {
+    for (uint32_t i = 0; i < count; ++i) {
+        auto it = app_fences_.find(fences[i]);
+        if (it == app_fences_.end()) continue;
+        QueueIdle& q = *it->second;
+        if (d_.GetFenceStatus(device_, fences[i]) == VK_SUCCESS) mark_idle(q);
+        else mark_unknown(q);
+    }
+}
+
+void IdleTracker::app_fences_signaled(uint32_t count, const VkFence* fences) {
+    for (uint32_t i = 0; i < count; ++i) {
+        auto it = app_fences_.find(fences[i]);
+        if (it != app_fences_.end()) mark_idle(*it->second);
+    }
+}
+
+void IdleTracker::destroy_own_fences(QueueIdle& q) {
+    forget_app_fence(q);
+    for (auto* list : {&q.own_free, &q.own_signaled})
+        for (VkFence f : *list) d_.DestroyFence(device_, f, nullptr);
+    for (VkFence f : q.own_pending) d_.DestroyFence(device_, f, nullptr);
+    q.own_free.clear();
+    q.own_signaled.clear();
+    q.own_pending.clear();
+}
+
+}  // namespace slipstream

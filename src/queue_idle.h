@@ -1,0 +1,82 @@
+// Knowing when a queue is idle without asking the driver to block.
+//
+// Every submission on a tracked queue carries a fence: the application's own, or one of
+// Slipstream's when the application gave none. That fence signals once everything submitted
+// to the queue so far has completed, so polling it tells whether the queue is idle: an idle
+// queue's vkQueueWaitIdle returns at once, and a busy one's can spin on the fence before
+// blocking.
+//
+// An application fence is only polled while it is still the queue's latest and the
+// application has not reset, destroyed or re-imported it: those calls drop it from tracking
+// under the same lock, so a poll never touches a fence the application let go of.
+#pragma once
+
+#include <vulkan/vulkan.h>
+#include <vulkan/vk_layer_dispatch_table.h>
+
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace slipstream {
+
+enum class QueueActivity {
+    Idle,     // everything submitted so far has completed
+    Pending,  // `last_fence` signals when it has
+    Unknown,  // work the layer cannot follow (sparse binding, present, a failed submit)
+};
+
+struct QueueIdle {
+    QueueActivity activity = QueueActivity::Idle;
+    VkFence last_fence = VK_NULL_HANDLE;
+    bool last_is_own = false;
+    std::deque<VkFence> own_pending;   // our fences, in submission order
+    std::vector<VkFence> own_signaled;  // completed: reset before reuse
+    std::vector<VkFence> own_free;      // unsignaled, ready to attach
+};
+
+class IdleTracker {
+public:
+    // Bounds the fences of ours that one queue may have in flight at once.
+    static constexpr size_t kMaxOwnFences = 256;
+
+    IdleTracker(VkDevice device, const VkLayerDispatchTable& dispatch) : device_(device), d_(dispatch) {}
+    ~IdleTracker() = default;
+    IdleTracker(const IdleTracker&) = delete;
+    IdleTracker& operator=(const IdleTracker&) = delete;
+
+    // The fence to submit with: the application's, or one of ours (null when none can be had:
+    // the submission then goes untracked).
+    VkFence fence_for_submit(QueueIdle& q, VkFence app_fence, bool* own);
+    void after_submit(QueueIdle& q, VkFence fence, bool own, VkResult result);
+    // Work on the queue the layer cannot follow until the next successful driver wait.
+    void mark_unknown(QueueIdle& q);
+    // After the driver's own wait for the queue returned successfully.
+    void mark_idle(QueueIdle& q);
+
+    // One poll of the queue: Idle / Pending / Unknown, or an error (device lost) in *error.
+    QueueActivity poll(QueueIdle& q, VkResult* error);
+
+    // The application resets, destroys or imports into these fences: stop tracking them
+    // (first noting completion where a tracked fence has signaled).
+    void release_app_fences(uint32_t count, const VkFence* fences);
+    // The application saw these fences signaled (a successful wait).
+    void app_fences_signaled(uint32_t count, const VkFence* fences);
+
+    // Destroys our fences of `q` (the device is idle: at vkDestroyDevice).
+    void destroy_own_fences(QueueIdle& q);
+
+    std::mutex& mutex() { return mutex_; }
+
+private:
+    VkFence acquire_own_fence(QueueIdle& q);
+    void forget_app_fence(QueueIdle& q);
+
+    VkDevice device_;
+    const VkLayerDispatchTable& d_;
+    std::mutex mutex_;  // guards every QueueIdle of the device and app_fences_
+    std::unordered_map<VkFence, QueueIdle*> app_fences_;  // app fence -> queue it is latest on
+};
+
+}  // namespace slipstream

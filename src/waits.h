@@ -1,0 +1,38 @@
+// Waits and the submissions they depend on, spin-then-block (see spin_wait.h, queue_idle.h).
+// The layer's hooks call these; with VK_SLIPSTREAM_SPIN=off each is one branch and the
+// driver's call.
+#pragma once
+
+#include "object_state.h"
+
+namespace slipstream {
+
+VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, VkBool32 wait_all,
+                         uint64_t timeout);
+VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64_t timeout,
+                         PFN_vkWaitSemaphores next_wait);
+VkResult queue_wait_idle(QueueState& q);
+VkResult device_wait_idle(DeviceState& d);
+
+// The application learnt these fences are signaled (vkGetFenceStatus returned VK_SUCCESS).
+void note_fences_signaled(DeviceState& d, uint32_t count, const VkFence* fences);
+// The application resets, destroys or imports a payload into these fences.
+void release_fences(DeviceState& d, uint32_t count, const VkFence* fences);
+// Queue work the layer cannot follow (sparse binding, present).
+void note_untracked_queue_work(QueueState& q);
+
+// Wraps one submission so the queue's idleness stays known: begin() picks the fence to
+// submit with, end() records the outcome.
+class TrackedSubmission {
+public:
+    TrackedSubmission(QueueState* q, VkFence app_fence);
+    VkFence fence() const { return fence_; }
+    void end(VkResult result);
+
+private:
+    QueueState* q_;
+    VkFence fence_;
+    bool own_ = false;
+};
+
+}  // namespace slipstream
