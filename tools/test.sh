@@ -19,8 +19,10 @@ tools/bootstrap.sh build-asan -DSLIPSTREAM_SANITIZE=address
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+lvp=$(ls /usr/lib/*/libvulkan_lvp.so | head -n1)
+export SLIPSTREAM_APP_LD_PRELOAD="$(gcc -print-file-name=libasan.so):$lvp"
 ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|loader|suite|layers'
-unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
+unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS SLIPSTREAM_APP_LD_PRELOAD
 
 tools/bootstrap.sh build-tsan -DSLIPSTREAM_SANITIZE=thread
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads

@@ -1,0 +1,141 @@
+// chain_dispatch: a long chain of dependent compute dispatches, one command buffer and one
+// vkQueueSubmit per dispatch, each dispatch reading what the previous one wrote (ping-pong
+// between two device-local buffers). Work per dispatch varies (dispatch size and inner
+// rounds). Only the last submission has a fence; the host waits once. The final buffer is
+// compared with a CPU simulation of the same chain.
+#include "suite_util.h"
+#include "vk_app.h"
+
+#include "chain_step_comp.h"
+
+#include <cstring>
+#include <vector>
+
+namespace {
+
+struct Params {
+    uint32_t n, step, rounds, stride;
+};
+
+Params params_for(uint32_t step, uint32_t n) {
+    Params p;
+    p.n = n;
+    p.step = step;
+    p.rounds = 1 + (step * 5) % 7;  // 1..7 inner rounds
+    p.stride = 1 + 2 * (step % 4);  // 1, 3, 5, 7
+    return p;
+}
+
+uint32_t groups_for(uint32_t step) { return 1 + (step * 37) % 64; }  // 1..64 workgroups
+
+void cpu_step(const std::vector<uint32_t>& src, std::vector<uint32_t>& dst, const Params& p) {
+    for (uint32_t j = 0; j < p.n; ++j) {
+        uint32_t x = src[j];
+        uint32_t y = src[(j * p.stride + p.step) % p.n];
+        for (uint32_t r = 0; r < p.rounds; ++r) {
+            x = x * 1664525u + (y ^ (p.step + r));
+            x ^= x >> 13;
+        }
+        dst[j] = x;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const uint32_t scale = suite::parse_scale(argc, argv);
+    const uint32_t kSteps = 500 * scale;
+    const uint32_t kN = 8192 + 123;  // not a multiple of the workgroup size
+    const VkDeviceSize bytes = VkDeviceSize(kN) * 4;
+
+    vkapp::Context ctx = vkapp::create_context("chain_dispatch");
+
+    std::vector<uint32_t> initial(kN);
+    suite::Rng rng(0xc4a1d15e11ull);
+    for (auto& v : initial) v = rng.next32();
+
+    const VkBufferUsageFlags dev_usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                         VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                         VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    vkapp::Buffer ping[2] = {
+        vkapp::create_buffer(ctx, bytes, dev_usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
+        vkapp::create_buffer(ctx, bytes, dev_usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)};
+    vkapp::Buffer upload =
+        vkapp::create_buffer(ctx, bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, suite::kHostMemory);
+    vkapp::Buffer readback =
+        vkapp::create_buffer(ctx, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, suite::kHostMemory);
+    std::memcpy(upload.mapped, initial.data(), bytes);
+    suite::flush(ctx, upload);
+
+    vkapp::ComputePipeline pipe = vkapp::create_compute_pipeline(
+        ctx, chain_step_comp, sizeof(chain_step_comp), 2, sizeof(Params));
+    VkDescriptorPool dpool = suite::create_storage_pool(ctx, 2, 4);
+    VkDescriptorSet sets[2];
+    for (int i = 0; i < 2; ++i) {
+        sets[i] = suite::allocate_set(ctx, dpool, pipe.set_layout);
+        // set 0 reads ping[0] and writes ping[1]; set 1 the other way round.
+        vkapp::write_storage_buffers(ctx, sets[i], {ping[i].buffer, ping[1 - i].buffer});
+    }
+
+    VkCommandPool pool = vkapp::create_command_pool(ctx);
+    std::vector<VkCommandBuffer> cbs = suite::allocate_command_buffers(ctx, pool, kSteps);
+    VkFence fence = suite::create_fence(ctx);
+
+    for (uint32_t s = 0; s < kSteps; ++s) {
+        VkCommandBuffer cb = cbs[s];
+        suite::begin(cb);
+        if (s == 0) {
+            VkBufferCopy region{0, 0, bytes};
+            vkCmdCopyBuffer(cb, upload.buffer, ping[0].buffer, 1, &region);
+        }
+        // Everything earlier on the queue (the previous dispatch, or the upload copy) is
+        // made visible to this dispatch's reads, and its reads of the other buffer are
+        // finished before this dispatch overwrites it.
+        vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        Params p = params_for(s, kN);
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &sets[s % 2],
+                                0, nullptr);
+        vkCmdPushConstants(cb, pipe.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(p), &p);
+        vkCmdDispatch(cb, groups_for(s), 1, 1);
+        if (s + 1 == kSteps) {
+            vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                           VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+            VkBufferCopy region{0, 0, bytes};
+            vkCmdCopyBuffer(cb, ping[kSteps % 2].buffer, readback.buffer, 1, &region);
+            vkapp::barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                           VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+        }
+        VK_CHECK(vkEndCommandBuffer(cb));
+        suite::submit(ctx.queue, cb, s + 1 == kSteps ? fence : VK_NULL_HANDLE);
+    }
+    suite::wait_fence(ctx, fence);
+    suite::invalidate(ctx, readback);
+    std::vector<uint32_t> got(kN);
+    std::memcpy(got.data(), readback.mapped, bytes);
+
+    // CPU reference.
+    std::vector<uint32_t> a = initial, b(kN);
+    for (uint32_t s = 0; s < kSteps; ++s) {
+        cpu_step(a, b, params_for(s, kN));
+        a.swap(b);
+    }
+    const bool ok = suite::compare_words("chain_dispatch", got.data(), a.data(), kN);
+
+    vkDestroyFence(ctx.device, fence, nullptr);
+    vkDestroyCommandPool(ctx.device, pool, nullptr);
+    vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
+    vkapp::destroy_compute_pipeline(ctx, pipe);
+    vkapp::destroy_buffer(ctx, readback);
+    vkapp::destroy_buffer(ctx, upload);
+    vkapp::destroy_buffer(ctx, ping[1]);
+    vkapp::destroy_buffer(ctx, ping[0]);
+    if (!ok) {
+        vkapp::destroy_context(ctx);
+        return 1;
+    }
+    return vkapp::finish(ctx, vkapp::fnv1a(got.data(), bytes));
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Runs one correctness-suite program once per mode and compares the runs.
+
+    run_app.py --build-dir B --modes off,on,validation [--expect-validation-messages]
+               [--expect-message REGEX ...] [--timeout S] -- <program> [args...]
+
+Each mode's environment comes from tools/slipstream_env.py (layer_env). A run passes when:
+  * it finishes within the timeout and prints exactly one `checksum: <16 hex>` line;
+  * it exits 0 and prints no validation message (lines containing "Validation Error",
+    "Validation Warning", "SYNC-HAZARD" or "validation:");
+  * in every mode but "off" the layer was really loaded: the JSON file the layer writes at
+    vkDestroyDevice to $VK_SLIPSTREAM_STATS_FILE exists, parses, and has a non-empty list
+    under "devices" (SLIPSTREAM_SUITE_SKIP_STATS_CHECK=1 skips this while the layer does
+    not write it yet).
+and the checksums of all modes are identical.
+
+With --expect-validation-messages (the canary), the "validation" run must instead exit
+with status 1 (vkapp::finish's answer to validation messages) and print at least one
+validation message line, and each --expect-message REGEX must match some output line; the
+other modes must still pass as above (no validation layer there, so nothing is reported).
+
+In "validation" mode the driver also checks that slipstream_env turns on the validation layer's
+queue-submit-time synchronization validation (VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
+in VK_LAYER_ENABLES): without it, the 1.3.239 layer checks hazards only within each command
+buffer, not across submissions, which is where a layer that batches submissions could break
+things.
+
+Exit status: 0 if every mode passed, 1 otherwise (2 on bad usage).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+import slipstream_env  # noqa: E402
+
+MESSAGE_MARKERS = ("Validation Error", "Validation Warning", "SYNC-HAZARD", "validation:")
+CHECKSUM_RE = re.compile(r"^checksum: ([0-9a-f]{16})$")
+QUEUE_SUBMIT_CHECK = "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT"
+STATS_VAR = "VK_SLIPSTREAM_STATS_FILE"
+SKIP_STATS_VAR = "SLIPSTREAM_SUITE_SKIP_STATS_CHECK"
+
+
+def parse_args(argv):
+    if "--" not in argv:
+        print("run_app.py: expected `-- <program> [args...]`", file=sys.stderr)
+        sys.exit(2)
+    split = argv.index("--")
+    ours, program = argv[:split], argv[split + 1:]
+    if not program:
+        print("run_app.py: no program given after `--`", file=sys.stderr)
+        sys.exit(2)
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--modes", default="off,on,validation")
+    p.add_argument("--expect-validation-messages", action="store_true")
+    p.add_argument("--expect-message", action="append", default=[], metavar="REGEX",
+                   help="with --expect-validation-messages: a line of the validation run "
+                        "must match this (repeatable)")
+    p.add_argument("--timeout", type=float, default=60.0)
+    args = p.parse_args(ours)
+    args.modes = [m for m in args.modes.split(",") if m]
+    for m in args.modes:
+        if m not in slipstream_env.MODES:
+            p.error(f"unknown mode {m!r}; expected some of {','.join(slipstream_env.MODES)}")
+    if args.expect_message and not args.expect_validation_messages:
+        p.error("--expect-message needs --expect-validation-messages")
+    if args.expect_validation_messages and "validation" not in args.modes:
+        p.error("--expect-validation-messages needs the validation mode in --modes")
+    args.program = program
+    return args
+
+
+def mode_env(mode, build_dir, stats_file):
+    env = slipstream_env.layer_env(mode, build_dir)
+    if mode == "validation" and QUEUE_SUBMIT_CHECK not in env.get("VK_LAYER_ENABLES", ""):
+        sys.exit("run_app.py: slipstream_env no longer enables cross-submission sync validation")
+    env.pop(STATS_VAR, None)
+    if stats_file:
+        env[STATS_VAR] = stats_file
+    return env
+
+
+def check_stats(path):
+    """Returns None if the stats file proves the layer ran, else the problem."""
+    if not os.path.exists(path):
+        return f"the layer wrote no stats file ({STATS_VAR}={path}): was it loaded?"
+    try:
+        with open(path, encoding="utf-8") as f:
+            stats = json.load(f)
+    except (OSError, ValueError) as e:
+        return f"stats file {path} does not parse: {e}"
+    devices = stats.get("devices") if isinstance(stats, dict) else None
+    if not isinstance(devices, list) or not devices:
+        return f"stats file {path} has no non-empty list under \"devices\""
+    return None
+
+
+class Run:
+    def __init__(self, mode):
+        self.mode = mode
+        self.rc = None
+        self.stdout = ""
+        self.stderr = ""
+        self.seconds = 0.0
+        self.checksum = None
+        self.problems = []
+
+    def lines(self):
+        return self.stdout.splitlines() + self.stderr.splitlines()
+
+    def message_lines(self):
+        return [line for line in self.lines() if any(m in line for m in MESSAGE_MARKERS)]
+
+
+def run_mode(args, mode, tmpdir):
+    run = Run(mode)
+    stats_file = os.path.join(tmpdir, f"stats-{mode}.json") if mode != "off" else None
+    env = mode_env(mode, args.build_dir, stats_file)
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(args.program, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=args.timeout)
+        run.rc = proc.returncode
+        run.stdout = proc.stdout.decode("utf-8", "replace")
+        run.stderr = proc.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as e:
+        run.stdout = (e.stdout or b"").decode("utf-8", "replace")
+        run.stderr = (e.stderr or b"").decode("utf-8", "replace")
+        run.problems.append(f"timed out after {args.timeout:g} s")
+    except OSError as e:
+        run.problems.append(f"could not run {args.program[0]}: {e}")
+        return run
+    run.seconds = time.monotonic() - start
+
+    matches = (CHECKSUM_RE.match(line.strip()) for line in run.stdout.splitlines())
+    sums = [m.group(1) for m in matches if m]
+    if len(sums) != 1:
+        run.problems.append(f"expected exactly one `checksum:` line, found {len(sums)}")
+    else:
+        run.checksum = sums[0]
+
+    expect_messages = args.expect_validation_messages and mode == "validation"
+    messages = run.message_lines()
+    if run.rc is not None:
+        if expect_messages:
+            if run.rc != 1:
+                run.problems.append(f"exit status {run.rc}, expected 1 (validation messages)")
+            if not messages:
+                run.problems.append("validation reported nothing, but this program contains "
+                                    "a deliberate hazard: is validation really loaded?")
+            for pattern in args.expect_message:
+                if not any(re.search(pattern, line) for line in run.lines()):
+                    run.problems.append(f"no output line matches {pattern!r}")
+        else:
+            if run.rc != 0:
+                run.problems.append(f"exit status {run.rc}")
+            if messages:
+                run.problems.append(f"{len(messages)} validation message line(s)")
+
+    if stats_file and run.rc is not None and os.environ.get(SKIP_STATS_VAR) != "1":
+        problem = check_stats(stats_file)
+        if problem:
+            run.problems.append(problem)
+    return run
+
+
+def print_block(text):
+    if text:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def main(argv):
+    args = parse_args(argv)
+    name = os.path.basename(args.program[0])
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="slipstream-suite-") as tmpdir:
+        for mode in args.modes:
+            runs.append(run_mode(args, mode, tmpdir))
+
+    sums = {r.checksum for r in runs if r.checksum}
+    if len(sums) > 1:
+        for r in runs:
+            if r.checksum:
+                r.problems.append("checksum differs between modes")
+
+    failed = False
+    for r in runs:
+        if r.problems:
+            failed = True
+            print(f"--- {name} [{r.mode}] exit status {r.rc}, stdout:")
+            print_block(r.stdout)
+            print(f"--- {name} [{r.mode}] stderr:")
+            print_block(r.stderr)
+    for r in runs:
+        status = "FAIL" if r.problems else "PASS"
+        detail = "; ".join(r.problems) if r.problems else (
+            "validation reported the deliberate hazard" if args.expect_validation_messages
+            and r.mode == "validation" else "ok")
+        print(f"{name} [{r.mode}] {status}: checksum {r.checksum or '-'}, exit {r.rc}, "
+              f"{r.seconds:.2f} s: {detail}")
+    if os.environ.get(SKIP_STATS_VAR) == "1":
+        print(f"{name}: note: {SKIP_STATS_VAR}=1, the layer-loaded (stats file) check was skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
