@@ -11,23 +11,16 @@ VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence, bool* own
 }
 
 VkFence IdleTracker::acquire_own_fence(QueueIdle& q) {
+    if (q.own_free.empty() && q.own_signaled.empty()) collect_signaled(q);
     if (q.own_free.empty() && !q.own_signaled.empty()) {
+        // One reset for the whole batch: on some drivers every fence call is a syscall.
         if (d_.ResetFences(device_, uint32_t(q.own_signaled.size()), q.own_signaled.data()) != VK_SUCCESS)
             return VK_NULL_HANDLE;
         q.own_free.insert(q.own_free.end(), q.own_signaled.begin(), q.own_signaled.end());
         q.own_signaled.clear();
     }
-    if (q.own_free.empty() && !q.own_pending.empty() &&
-        d_.GetFenceStatus(device_, q.own_pending.front()) == VK_SUCCESS) {
-        // Fences of one queue signal in submission order: the oldest is the first to finish.
-        VkFence done = q.own_pending.front();
-        if (d_.ResetFences(device_, 1, &done) == VK_SUCCESS) {
-            q.own_pending.pop_front();
-            q.own_free.push_back(done);
-        }
-    }
     if (q.own_free.empty()) {
-        if (q.own_pending.size() + q.own_signaled.size() >= kMaxOwnFences) return VK_NULL_HANDLE;
+        if (q.own_pending.size() >= kMaxOwnFences) return VK_NULL_HANDLE;
         VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VkFence fence;
         if (d_.CreateFence(device_, &info, nullptr, &fence) != VK_SUCCESS) return VK_NULL_HANDLE;
@@ -36,6 +29,21 @@ VkFence IdleTracker::acquire_own_fence(QueueIdle& q) {
     VkFence fence = q.own_free.back();
     q.own_free.pop_back();
     return fence;
+}
+
+void IdleTracker::collect_signaled(QueueIdle& q) {
+    // A fence signal operation's first scope includes every earlier signal operation on the
+    // queue (the spec's "signal operation order"), so the signaled fences are a prefix of
+    // own_pending: find its end with a binary search (log n status queries), not one query
+    // per fence.
+    size_t lo = 0, hi = q.own_pending.size();  // invariant: [0, lo) signaled, [hi, n) not
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d_.GetFenceStatus(device_, q.own_pending[mid]) == VK_SUCCESS) lo = mid + 1;
+        else hi = mid;
+    }
+    q.own_signaled.insert(q.own_signaled.end(), q.own_pending.begin(), q.own_pending.begin() + long(lo));
+    q.own_pending.erase(q.own_pending.begin(), q.own_pending.begin() + long(lo));
 }
 
 void IdleTracker::forget_app_fence(QueueIdle& q) {

@@ -71,6 +71,7 @@ public:
 
 private:
     VkFence acquire_own_fence(QueueIdle& q);
+    void collect_signaled(QueueIdle& q);
     void forget_app_fence(QueueIdle& q);
 
     VkDevice device_;

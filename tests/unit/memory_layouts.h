@@ -70,17 +70,20 @@ inline std::vector<MemoryLayout> build() {
                {HV | HC, 1},            // 2: system RAM, write-combined
                {HV | HC | HCACHED, 1},  // 3: system RAM, cached: where readback belongs
                {DL | HV | HC, 2}})},    // 4: the BAR window: fast to write, ~22 MB/s to read
-        // GeForce RTX 4090 (24 GiB), NVIDIA Linux driver, resizable BAR on: the same types, but the
-        // host-visible VRAM heap spans all of VRAM.
+        // GeForce RTX 4090 (24 GiB), NVIDIA Linux driver, resizable BAR on: the same five types, but
+        // the BAR covers all of VRAM, so the host-visible VRAM type lives on the VRAM heap itself.
+        // The heap structure is taken from the H200 below (read on a machine); not checked on a
+        // GeForce.
         {"nvidia-rebar", "NVIDIA GeForce RTX 4090, Linux, resizable BAR on",
-         make({{24 * kGiB, HEAP_DL}, {32 * kGiB, 0}, {24 * kGiB, HEAP_DL}},
-              {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 2}})},
-        // NVIDIA H200 (driver 580, Vulkan 1.4), as read on the device machine
-        // (shared/device/README.md): all of VRAM is host-visible (BAR1 is 256 GiB). CPU reads:
-        // type 4 ~0.06 GB/s, type 3 ~12 GB/s.
+         make({{24 * kGiB, HEAP_DL}, {32 * kGiB, 0}},
+              {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 0}})},
+        // NVIDIA H200, driver 580.159.04, read with vkGetPhysicalDeviceMemoryProperties on the device
+        // machine (layout_probe, 2026-11-30): all of VRAM is host-visible (BAR1 is 256 GiB) and type
+        // 4 is on the VRAM heap. CPU reads (shared/device/README.md): type 4 ~0.06 GB/s, type 3
+        // ~12 GB/s. The system heap's size depends on the host (this one has 128 GiB of RAM).
         {"nvidia-h200", "NVIDIA H200, driver 580.159.04, Linux",
-         make({{140 * kGiB, HEAP_DL}, {128 * kGiB, 0}, {140 * kGiB, HEAP_DL}},
-              {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 2}})},
+         make({{150754820096ull, HEAP_DL}, {101361423360ull, 0}},
+              {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 0}})},
         // Radeon RX 6800 (16 GiB) on RADV, Smart Access Memory / resizable BAR off. RADV's four
         // types (VRAM, GTT write-combined, CPU-visible VRAM, GTT cached), then their
         // DEVICE_COHERENT_AMD|DEVICE_UNCACHED_AMD twins (VK_AMD_device_coherent_memory, GPUs with
