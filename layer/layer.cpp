@@ -32,6 +32,15 @@ const ProcTable& device_procs() {
             PROC(QueueSubmit), PROC(QueueSubmit2), PROC(QueueSubmit2KHR), PROC(QueueBindSparse),
             PROC(QueuePresentKHR), PROC(GetFenceStatus), PROC(ResetFences), PROC(DestroyFence),
             PROC(ImportFenceFdKHR), PROC(WaitForFences),
+            PROC(CreateBuffer), PROC(DestroyBuffer), PROC(CreateImage), PROC(DestroyImage),
+            PROC(GetBufferMemoryRequirements), PROC(GetBufferMemoryRequirements2),
+            PROC(GetBufferMemoryRequirements2KHR), PROC(GetDeviceBufferMemoryRequirements),
+            PROC(GetDeviceBufferMemoryRequirementsKHR), PROC(GetImageMemoryRequirements),
+            PROC(GetImageMemoryRequirements2), PROC(GetImageMemoryRequirements2KHR),
+            PROC(GetDeviceImageMemoryRequirements), PROC(GetDeviceImageMemoryRequirementsKHR),
+            PROC(AllocateMemory), PROC(FreeMemory), PROC(BindBufferMemory), PROC(BindImageMemory),
+            PROC(BindBufferMemory2), PROC(BindBufferMemory2KHR), PROC(BindImageMemory2),
+            PROC(BindImageMemory2KHR),
             PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
         };
         size_t count = 0;

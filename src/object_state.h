@@ -8,6 +8,7 @@
 
 #include "command_table.h"
 #include "queue_idle.h"
+#include "readback_tracker.h"
 #include "settings.h"
 #include "spin_wait.h"
 #include "stats.h"
@@ -86,6 +87,7 @@ struct DeviceState {
     std::vector<VkQueueFamilyProperties> queue_families;
     DeviceStats stats;
     std::unique_ptr<IdleTracker> idle;  // when settings.spin
+    std::unique_ptr<ReadbackTracker> readback;  // when settings.readback is not off
     AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
 
     std::mutex mutex;  // guards the maps below

@@ -16,6 +16,8 @@ const std::vector<SettingSpec>& setting_specs() {
         {"spin", "on|off", "on", "poll before blocking in fence, semaphore and idle waits"},
         {"spin_us", "0..100000 (microseconds)", "100", "how long a wait polls before it blocks"},
         {"spin_adaptive", "on|off", "on", "block at once where waits usually last far longer than the budget"},
+        {"readback", "off|auto|all-host-visible", "auto", "move memory the host reads back to cached memory"},
+        {"readback_steer", "on|off", "off", "report readback buffers' memoryTypeBits without uncached host-visible types"},
     };
     return specs;
 }
@@ -47,6 +49,14 @@ static std::optional<uint32_t> parse_spin_us(const std::string& text) {
     unsigned long v = std::stoul(text);
     if (v > 100000) return std::nullopt;
     return uint32_t(v);
+}
+
+static std::optional<ReadbackMode> parse_readback(const std::string& text) {
+    const std::string t = lower(text);
+    if (t == "off" || t == "0") return ReadbackMode::Off;
+    if (t == "auto" || t == "on" || t == "1") return ReadbackMode::Auto;
+    if (t == "all-host-visible") return ReadbackMode::AllHostVisible;
+    return std::nullopt;
 }
 
 static const SettingSpec& spec(const char* name) {
@@ -85,6 +95,8 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "spin", parse_bool, s.spin);
     read_one(lookup, warnings, "spin_us", parse_spin_us, s.spin_us);
     read_one(lookup, warnings, "spin_adaptive", parse_bool, s.spin_adaptive);
+    read_one(lookup, warnings, "readback", parse_readback, s.readback);
+    read_one(lookup, warnings, "readback_steer", parse_bool, s.readback_steer);
     return s;
 }
 
@@ -114,6 +126,8 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"spin", s.spin ? "on" : "off"},
         {"spin_us", std::to_string(s.spin_us)},
         {"spin_adaptive", s.spin_adaptive ? "on" : "off"},
+        {"readback", s.readback == ReadbackMode::Off ? "off" : s.readback == ReadbackMode::Auto ? "auto" : "all-host-visible"},
+        {"readback_steer", s.readback_steer ? "on" : "off"},
     };
 }
 

@@ -12,6 +12,8 @@
 
 namespace slipstream {
 
+enum class ReadbackMode { Off, Auto, AllHostVisible };
+
 struct Settings {
     LogLevel log = LogLevel::Warn;
     bool stats = false;       // print a summary per device at vkDestroyDevice / exit
@@ -19,6 +21,8 @@ struct Settings {
     bool spin = true;         // spin before blocking in waits; follow queue idleness
     uint32_t spin_us = 100;   // the spin budget
     bool spin_adaptive = true;  // stop spinning where waits are usually much longer
+    ReadbackMode readback = ReadbackMode::Auto;  // move host-read memory to cached memory
+    bool readback_steer = false;  // hide uncached host-visible types from readback buffers
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

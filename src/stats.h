@@ -27,7 +27,12 @@ namespace slipstream {
     X(SpinBlocked, "spin_blocked")              /* ... and then blocked in the driver */    \
     X(SpinSkipped, "spin_skipped")              /* waits the adaptive budget let block */   \
     X(SpinNs, "spin_ns")                        /* CPU time spent polling */                \
-    X(IdleShortcuts, "idle_shortcuts")          /* idle waits answered without the driver */
+    X(IdleShortcuts, "idle_shortcuts")          /* idle waits answered without the driver */ \
+    X(ReadbackRedirects, "readback_redirects")  /* allocations moved to cached memory */     \
+    X(ReadbackBytes, "readback_bytes")          /* ... and their bytes */                     \
+    X(ReadbackFallbacks, "readback_fallbacks")  /* preferred heap full: the app's own type */ \
+    X(ReadbackBindMismatches, "readback_bind_mismatches") /* must stay 0: see the README */    \
+    X(ReadbackSteered, "readback_steered")      /* requirements reported without uncached types */
 
 enum class Counter : int {
 #define X(id, name) id,

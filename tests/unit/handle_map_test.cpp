@@ -54,7 +54,8 @@ TEST(HandleMap, ConcurrentReadersAndWriters) {
                 }
             }
         });
-    for (uint64_t round = 0; round < 2000; ++round) {
+    // Keep writing until the readers have really run alongside (threads may start late).
+    for (uint64_t round = 0; round < 2000 || found.load() < 10000; ++round) {
         uint64_t key = 1000 + round % 64;
         map.insert(key, std::make_unique<uint64_t>(key));
         map.erase(key);

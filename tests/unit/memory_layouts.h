@@ -24,6 +24,11 @@ struct MemoryLayout {
     const char* name;    // what SLIPSTREAM_TEST_MEMORY_LAYOUT takes
     const char* origin;  // the device it comes from
     VkPhysicalDeviceMemoryProperties props;
+    // Whether optimal-tiling images accept host-visible types. NVIDIA's drivers allow optimal
+    // images only their plain DEVICE_LOCAL type (read on the H200: memoryTypeBits 0x2); RADV,
+    // Intel and the SoCs accept any DEVICE_LOCAL type. Decides whether a redirect between two
+    // host-visible types is safe for memory whose resources the layer cannot see in advance.
+    bool optimal_images_host_visible = true;
 };
 
 namespace layout_detail {
@@ -69,21 +74,22 @@ inline std::vector<MemoryLayout> build() {
                {DL, 0},                 // 1: VRAM
                {HV | HC, 1},            // 2: system RAM, write-combined
                {HV | HC | HCACHED, 1},  // 3: system RAM, cached: where readback belongs
-               {DL | HV | HC, 2}})},    // 4: the BAR window: fast to write, ~22 MB/s to read
+               {DL | HV | HC, 2}}),     // 4: the BAR window: fast to write, ~22 MB/s to read
+         false},
         // GeForce RTX 4090 (24 GiB), NVIDIA Linux driver, resizable BAR on: the same five types, but
         // the BAR covers all of VRAM, so the host-visible VRAM type lives on the VRAM heap itself.
         // The heap structure is taken from the H200 below (read on a machine); not checked on a
         // GeForce.
         {"nvidia-rebar", "NVIDIA GeForce RTX 4090, Linux, resizable BAR on",
          make({{24 * kGiB, HEAP_DL}, {32 * kGiB, 0}},
-              {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 0}})},
+              {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 0}}), false},
         // NVIDIA H200, driver 580.159.04, read with vkGetPhysicalDeviceMemoryProperties on the device
         // machine (layout_probe, 2026-11-30): all of VRAM is host-visible (BAR1 is 256 GiB) and type
         // 4 is on the VRAM heap. CPU reads (shared/device/README.md): type 4 ~0.06 GB/s, type 3
         // ~12 GB/s. The system heap's size depends on the host (this one has 128 GiB of RAM).
         {"nvidia-h200", "NVIDIA H200, driver 580.159.04, Linux",
          make({{150754820096ull, HEAP_DL}, {101361423360ull, 0}},
-              {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 0}})},
+              {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 0}}), false},
         // Radeon RX 6800 (16 GiB) on RADV, Smart Access Memory / resizable BAR off. RADV's four
         // types (VRAM, GTT write-combined, CPU-visible VRAM, GTT cached), then their
         // DEVICE_COHERENT_AMD|DEVICE_UNCACHED_AMD twins (VK_AMD_device_coherent_memory, GPUs with

@@ -269,7 +269,8 @@ void round_trip(vkapp::Context& ctx, VkCommandPool pool, uint32_t type, uint32_t
     destroy_block(ctx, dst);
 }
 
-uint32_t types_where(const VkPhysicalDeviceMemoryProperties& p, bool (*keep)(VkMemoryPropertyFlags)) {
+template <typename Keep>
+uint32_t types_where(const VkPhysicalDeviceMemoryProperties& p, Keep keep) {
     uint32_t bits = 0;
     for (uint32_t t = 0; t < p.memoryTypeCount; ++t)
         if (keep(p.memoryTypes[t].propertyFlags)) bits |= 1u << t;
@@ -431,13 +432,15 @@ void scenario_layout(const MemoryLayout& layout) {
     expect_same_layout(p2.memoryProperties, p, "vkGetPhysicalDeviceMemoryProperties2");
 
     // What a device of this layout reports: buffers and linear images any type but lazily
-    // allocated (and protected) ones, optimal images DEVICE_LOCAL ones, transient attachments
-    // also the lazily allocated ones.
+    // allocated (and protected) ones, optimal images DEVICE_LOCAL ones (not host-visible ones
+    // where the layout says so), transient attachments also the lazily allocated ones.
+    const bool hv_images = layout.optimal_images_host_visible;
+    auto image_ok = [hv_images](VkMemoryPropertyFlags f) {
+        return (f & kDL) && !(f & kProtected) && (hv_images || !(f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT));
+    };
     const uint32_t want_buffer = types_where(p, [](VkMemoryPropertyFlags f) { return !(f & (kLazy | kProtected)); });
-    const uint32_t want_optimal = types_where(p, [](VkMemoryPropertyFlags f) {
-        return (f & kDL) && !(f & (kLazy | kProtected));
-    });
-    const uint32_t want_transient = types_where(p, [](VkMemoryPropertyFlags f) { return (f & kDL) && !(f & kProtected); });
+    const uint32_t want_optimal = types_where(p, [&](VkMemoryPropertyFlags f) { return image_ok(f) && !(f & kLazy); });
+    const uint32_t want_transient = types_where(p, image_ok);
     const uint32_t bits = buffer_bits(ctx);
     EXPECT_EQ_U64(bits, want_buffer, "buffer memoryTypeBits");
     check_image_bits(ctx, "optimal", VK_IMAGE_TILING_OPTIMAL,

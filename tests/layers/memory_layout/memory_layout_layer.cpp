@@ -161,6 +161,7 @@ struct Presented {
     VkPhysicalDeviceMemoryProperties props{};  // what the layers above see
     uint32_t real_type[VK_MAX_MEMORY_TYPES]{};  // presented type -> real type
     bool fake = false;
+    bool optimal_images_host_visible = true;  // see MemoryLayout
 };
 
 // The real type backing a fake one: it must keep the fake type's host guarantees (a mapped
@@ -188,6 +189,7 @@ Presented present(const Config& config, const VkPhysicalDeviceMemoryProperties& 
     }
     p.fake = true;
     p.props = config.layout->props;
+    p.optimal_images_host_visible = config.layout->optimal_images_host_visible;
     for (uint32_t t = 0; t < p.props.memoryTypeCount; ++t)
         p.real_type[t] = backing_type(real, p.props.memoryTypes[t].propertyFlags);
     return p;
@@ -208,7 +210,7 @@ uint32_t present_type_bits(const Presented& p, uint32_t real_bits, Resource reso
         if (f & VK_MEMORY_PROPERTY_PROTECTED_BIT) continue;  // no protected resources here
         if ((f & kLazy) && resource != Resource::kTransientImage) continue;
         if ((resource == Resource::kOptimalImage || resource == Resource::kTransientImage) &&
-            !(f & kDL))
+            (!(f & kDL) || (!p.optimal_images_host_visible && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))))
             continue;
         bits |= 1u << t;
     }

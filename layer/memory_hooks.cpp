@@ -1,0 +1,161 @@
+// Buffers, images, memory requirements, allocation and binding: what the readback tracker
+// needs to know which allocations the host reads back (src/readback_tracker.h).
+#include "hooks.h"
+#include "object_state.h"
+
+namespace slipstream::hooks {
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreateInfo* info,
+                                            const VkAllocationCallbacks* allocator, VkBuffer* buffer) {
+    DeviceState* d = find_device(device);
+    VkResult r = d->dispatch.CreateBuffer(device, info, allocator, buffer);
+    if (r == VK_SUCCESS && d->readback) d->readback->buffer_created(*buffer, *info);
+    return r;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer, const VkAllocationCallbacks* allocator) {
+    DeviceState* d = find_device(device);
+    if (buffer && d->readback) d->readback->buffer_destroyed(buffer);
+    d->dispatch.DestroyBuffer(device, buffer, allocator);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateImage(VkDevice device, const VkImageCreateInfo* info,
+                                           const VkAllocationCallbacks* allocator, VkImage* image) {
+    DeviceState* d = find_device(device);
+    VkResult r = d->dispatch.CreateImage(device, info, allocator, image);
+    if (r == VK_SUCCESS && d->readback) d->readback->image_created(*image, *info);
+    return r;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyImage(VkDevice device, VkImage image, const VkAllocationCallbacks* allocator) {
+    DeviceState* d = find_device(device);
+    if (image && d->readback) d->readback->image_destroyed(image);
+    d->dispatch.DestroyImage(device, image, allocator);
+}
+
+VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements(VkDevice device, VkBuffer buffer, VkMemoryRequirements* reqs) {
+    DeviceState* d = find_device(device);
+    d->dispatch.GetBufferMemoryRequirements(device, buffer, reqs);
+    if (d->readback) d->readback->buffer_requirements(buffer, nullptr, *reqs);
+}
+
+namespace {
+template <typename Next, typename Info>
+void buffer_requirements2(VkDevice device, const Info* info, VkMemoryRequirements2* reqs, Next next) {
+    DeviceState* d = find_device(device);
+    (d->dispatch.*next)(device, info, reqs);
+    if (!d->readback) return;
+    if constexpr (std::is_same_v<Info, VkBufferMemoryRequirementsInfo2>)
+        d->readback->buffer_requirements(info->buffer, nullptr, reqs->memoryRequirements);
+    else
+        d->readback->buffer_requirements(VK_NULL_HANDLE, info->pCreateInfo, reqs->memoryRequirements);
+}
+
+template <typename Next, typename Info, typename... Rest>
+void image_requirements(VkDevice device, const Info* info, Next next, Rest... rest) {
+    DeviceState* d = find_device(device);
+    (d->dispatch.*next)(device, info, rest...);
+    if (d->readback) d->readback->other_requirements();
+}
+}  // namespace
+
+VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements2(VkDevice device, const VkBufferMemoryRequirementsInfo2* info,
+                                                        VkMemoryRequirements2* reqs) {
+    buffer_requirements2(device, info, reqs, &VkLayerDispatchTable::GetBufferMemoryRequirements2);
+}
+VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements2KHR(VkDevice device, const VkBufferMemoryRequirementsInfo2* info,
+                                                           VkMemoryRequirements2* reqs) {
+    buffer_requirements2(device, info, reqs, &VkLayerDispatchTable::GetBufferMemoryRequirements2KHR);
+}
+VKAPI_ATTR void VKAPI_CALL GetDeviceBufferMemoryRequirements(VkDevice device, const VkDeviceBufferMemoryRequirements* info,
+                                                             VkMemoryRequirements2* reqs) {
+    buffer_requirements2(device, info, reqs, &VkLayerDispatchTable::GetDeviceBufferMemoryRequirements);
+}
+VKAPI_ATTR void VKAPI_CALL GetDeviceBufferMemoryRequirementsKHR(VkDevice device,
+                                                                const VkDeviceBufferMemoryRequirements* info,
+                                                                VkMemoryRequirements2* reqs) {
+    buffer_requirements2(device, info, reqs, &VkLayerDispatchTable::GetDeviceBufferMemoryRequirementsKHR);
+}
+
+VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements(VkDevice device, VkImage image, VkMemoryRequirements* reqs) {
+    DeviceState* d = find_device(device);
+    d->dispatch.GetImageMemoryRequirements(device, image, reqs);
+    if (d->readback) d->readback->other_requirements();
+}
+VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements2(VkDevice device, const VkImageMemoryRequirementsInfo2* info,
+                                                       VkMemoryRequirements2* reqs) {
+    image_requirements(device, info, &VkLayerDispatchTable::GetImageMemoryRequirements2, reqs);
+}
+VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements2KHR(VkDevice device, const VkImageMemoryRequirementsInfo2* info,
+                                                          VkMemoryRequirements2* reqs) {
+    image_requirements(device, info, &VkLayerDispatchTable::GetImageMemoryRequirements2KHR, reqs);
+}
+VKAPI_ATTR void VKAPI_CALL GetDeviceImageMemoryRequirements(VkDevice device, const VkDeviceImageMemoryRequirements* info,
+                                                            VkMemoryRequirements2* reqs) {
+    image_requirements(device, info, &VkLayerDispatchTable::GetDeviceImageMemoryRequirements, reqs);
+}
+VKAPI_ATTR void VKAPI_CALL GetDeviceImageMemoryRequirementsKHR(VkDevice device,
+                                                               const VkDeviceImageMemoryRequirements* info,
+                                                               VkMemoryRequirements2* reqs) {
+    image_requirements(device, info, &VkLayerDispatchTable::GetDeviceImageMemoryRequirementsKHR, reqs);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAllocateInfo* info,
+                                              const VkAllocationCallbacks* allocator, VkDeviceMemory* memory) {
+    DeviceState* d = find_device(device);
+    if (d->readback) return d->readback->allocate(info, allocator, memory);
+    return d->dispatch.AllocateMemory(device, info, allocator, memory);
+}
+
+VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice device, VkDeviceMemory memory, const VkAllocationCallbacks* allocator) {
+    DeviceState* d = find_device(device);
+    if (memory && d->readback) d->readback->freed(memory);
+    d->dispatch.FreeMemory(device, memory, allocator);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory(VkDevice device, VkBuffer buffer, VkDeviceMemory memory,
+                                                VkDeviceSize offset) {
+    DeviceState* d = find_device(device);
+    VkResult r = d->dispatch.BindBufferMemory(device, buffer, memory, offset);
+    if (r == VK_SUCCESS && d->readback) d->readback->buffer_bound(buffer, memory);
+    return r;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory(VkDevice device, VkImage image, VkDeviceMemory memory,
+                                               VkDeviceSize offset) {
+    DeviceState* d = find_device(device);
+    VkResult r = d->dispatch.BindImageMemory(device, image, memory, offset);
+    if (r == VK_SUCCESS && d->readback) d->readback->image_bound(image, memory);
+    return r;
+}
+
+namespace {
+template <typename Info, typename Next>
+VkResult bind2(VkDevice device, uint32_t count, const Info* infos, Next next) {
+    DeviceState* d = find_device(device);
+    VkResult r = (d->dispatch.*next)(device, count, infos);
+    if (r != VK_SUCCESS || !d->readback) return r;
+    for (uint32_t i = 0; i < count; ++i) {
+        if constexpr (std::is_same_v<Info, VkBindBufferMemoryInfo>)
+            d->readback->buffer_bound(infos[i].buffer, infos[i].memory);
+        else if (infos[i].memory)  // swapchain-bound images carry no memory
+            d->readback->image_bound(infos[i].image, infos[i].memory);
+    }
+    return r;
+}
+}  // namespace
+
+VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory2(VkDevice device, uint32_t count, const VkBindBufferMemoryInfo* infos) {
+    return bind2(device, count, infos, &VkLayerDispatchTable::BindBufferMemory2);
+}
+VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory2KHR(VkDevice device, uint32_t count, const VkBindBufferMemoryInfo* infos) {
+    return bind2(device, count, infos, &VkLayerDispatchTable::BindBufferMemory2KHR);
+}
+VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory2(VkDevice device, uint32_t count, const VkBindImageMemoryInfo* infos) {
+    return bind2(device, count, infos, &VkLayerDispatchTable::BindImageMemory2);
+}
+VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory2KHR(VkDevice device, uint32_t count, const VkBindImageMemoryInfo* infos) {
+    return bind2(device, count, infos, &VkLayerDispatchTable::BindImageMemory2KHR);
+}
+
+}  // namespace slipstream::hooks

@@ -1,0 +1,324 @@
+#include "readback_tracker.h"
+
+#include "log.h"
+#include "object_state.h"
+#include "readback_policy.h"
+
+#include <string>
+
+namespace slipstream {
+
+namespace {
+// What the last memory-requirements query on this thread was, so that the allocation that
+// follows it can be matched to its resource.
+struct Hint {
+    uint64_t tracker = 0;  // 0: none
+    VkBuffer buffer = VK_NULL_HANDLE;
+    bool probe = false;    // the buffer was destroyed unbound, or never existed
+    VkMemoryRequirements reqs{};
+};
+thread_local Hint t_hint;
+std::atomic<uint64_t> g_next_tracker_id{1};
+Hint& thread_hint() { return t_hint; }
+
+bool readback_image(const VkImageCreateInfo& info) {
+    const VkImageUsageFlags copy = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    return info.tiling == VK_IMAGE_TILING_LINEAR && (info.usage & VK_IMAGE_USAGE_TRANSFER_DST_BIT) &&
+           !(info.usage & ~copy) && !(info.flags & (VK_IMAGE_CREATE_SPARSE_BINDING_BIT | VK_IMAGE_CREATE_PROTECTED_BIT));
+}
+
+bool readback_buffer(const VkBufferCreateInfo& info) {
+    if (info.flags & (VK_BUFFER_CREATE_SPARSE_BINDING_BIT | VK_BUFFER_CREATE_PROTECTED_BIT)) return false;
+    // External-memory buffers are shared with other processes or APIs: leave them alone.
+    for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext)
+        if (p->sType == VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO) return false;
+    return is_readback_buffer_usage(info.usage);
+}
+}  // namespace
+
+ReadbackTracker::ReadbackTracker(DeviceState& device) : d_(device), id_(g_next_tracker_id.fetch_add(1)) {
+    probe_resource_classes();
+}
+
+void ReadbackTracker::probe_resource_classes() {
+    // memoryTypeBits of representative resources. A redirect from type A to type B is safe for
+    // memory whose resources are not known in advance only if every class accepting A accepts B.
+    std::vector<uint32_t> classes;
+    const VkDevice dev = d_.device;
+    const VkBufferUsageFlags usages[] = {
+        VK_BUFFER_USAGE_TRANSFER_SRC_BIT, VK_BUFFER_USAGE_TRANSFER_DST_BIT, VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT,
+        VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT, VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+        VK_BUFFER_USAGE_INDEX_BUFFER_BIT, VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
+        0x1FF /* all of the above */};
+    for (VkBufferUsageFlags usage : usages) {
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = 4096;
+        bci.usage = usage;
+        VkBuffer buffer;
+        if (d_.dispatch.CreateBuffer(dev, &bci, nullptr, &buffer) != VK_SUCCESS) continue;
+        VkMemoryRequirements reqs;
+        d_.dispatch.GetBufferMemoryRequirements(dev, buffer, &reqs);
+        d_.dispatch.DestroyBuffer(dev, buffer, nullptr);
+        classes.push_back(reqs.memoryTypeBits);
+    }
+    struct ImageClass {
+        VkFormat format;
+        VkImageTiling tiling;
+        VkImageUsageFlags usage;
+    };
+    const ImageClass images[] = {
+        {VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_TILING_LINEAR, VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT},
+        {VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_TILING_LINEAR, VK_IMAGE_USAGE_SAMPLED_BIT},
+        {VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_TILING_OPTIMAL,
+         VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT},
+        {VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_TILING_OPTIMAL, VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT},
+        {VK_FORMAT_R32_SFLOAT, VK_IMAGE_TILING_OPTIMAL, VK_IMAGE_USAGE_STORAGE_BIT},
+        {VK_FORMAT_D32_SFLOAT, VK_IMAGE_TILING_OPTIMAL, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT},
+    };
+    for (const ImageClass& c : images) {
+        VkImageFormatProperties fp;
+        if (d_.instance->dispatch.GetPhysicalDeviceImageFormatProperties(d_.physical_device, c.format, VK_IMAGE_TYPE_2D,
+                                                                         c.tiling, c.usage, 0, &fp) != VK_SUCCESS)
+            continue;
+        VkImageCreateInfo ici{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+        ici.imageType = VK_IMAGE_TYPE_2D;
+        ici.format = c.format;
+        ici.extent = {16, 16, 1};
+        ici.mipLevels = 1;
+        ici.arrayLayers = 1;
+        ici.samples = VK_SAMPLE_COUNT_1_BIT;
+        ici.tiling = c.tiling;
+        ici.usage = c.usage;
+        ici.initialLayout = c.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED : VK_IMAGE_LAYOUT_UNDEFINED;
+        VkImage image;
+        if (d_.dispatch.CreateImage(dev, &ici, nullptr, &image) != VK_SUCCESS) continue;
+        VkMemoryRequirements reqs;
+        d_.dispatch.GetImageMemoryRequirements(dev, image, &reqs);
+        d_.dispatch.DestroyImage(dev, image, nullptr);
+        classes.push_back(reqs.memoryTypeBits);
+    }
+    const uint32_t all = d_.memory_properties.memoryTypeCount >= 32 ? ~0u : (1u << d_.memory_properties.memoryTypeCount) - 1;
+    for (uint32_t from = 0; from < d_.memory_properties.memoryTypeCount; ++from) {
+        uint32_t safe = all;
+        for (uint32_t bits : classes)
+            if (bits >> from & 1u) safe &= bits;
+        safe_targets_[from] = safe;
+        log(LogLevel::Debug, "readback: type %u may be redirected to types 0x%x", from, safe);
+    }
+}
+
+void ReadbackTracker::buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info) {
+    if (!readback_buffer(info)) return;
+    std::lock_guard lock(mutex_);
+    readback_buffers_[buffer] = false;
+}
+
+void ReadbackTracker::buffer_destroyed(VkBuffer buffer) {
+    Hint& hint = thread_hint();
+    if (hint.tracker == id_ && hint.buffer == buffer) hint.probe = true;  // the block-first probe
+    std::lock_guard lock(mutex_);
+    readback_buffers_.erase(buffer);
+}
+
+void ReadbackTracker::image_created(VkImage image, const VkImageCreateInfo& info) {
+    if (!readback_image(info)) return;
+    std::lock_guard lock(mutex_);
+    readback_images_.insert(image);
+}
+
+void ReadbackTracker::image_destroyed(VkImage image) {
+    std::lock_guard lock(mutex_);
+    readback_images_.erase(image);
+}
+
+void ReadbackTracker::buffer_requirements(VkBuffer buffer, const VkBufferCreateInfo* info, VkMemoryRequirements& reqs) {
+    bool readback;
+    if (buffer) {
+        std::lock_guard lock(mutex_);
+        readback = readback_buffers_.count(buffer) != 0;
+    } else {
+        readback = info && readback_buffer(*info);
+    }
+    Hint& hint = thread_hint();
+    if (!readback) {
+        hint.tracker = 0;
+        return;
+    }
+    hint.tracker = id_;
+    hint.buffer = buffer;
+    hint.probe = buffer == VK_NULL_HANDLE;
+    hint.reqs = reqs;
+    if (d_.settings.readback_steer) {
+        uint32_t steered = steer_readback_type_bits(d_.memory_properties, reqs.memoryTypeBits);
+        if (steered != reqs.memoryTypeBits) {
+            reqs.memoryTypeBits = steered;
+            d_.stats.add(Counter::ReadbackSteered);
+        }
+    }
+}
+
+void ReadbackTracker::other_requirements() { thread_hint().tracker = 0; }
+
+uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char** kind) {
+    // Only plain allocations: imported, exported or capture-replay memory keeps its type.
+    const VkMemoryDedicatedAllocateInfo* dedicated = nullptr;
+    for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext) {
+        switch (p->sType) {
+            case VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO:
+                dedicated = reinterpret_cast<const VkMemoryDedicatedAllocateInfo*>(p);
+                break;
+            case VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO:
+                if (reinterpret_cast<const VkMemoryAllocateFlagsInfo*>(p)->flags &
+                    VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_CAPTURE_REPLAY_BIT)
+                    return 0;
+                break;
+            case VK_STRUCTURE_TYPE_MEMORY_PRIORITY_ALLOCATE_INFO_EXT:
+                break;
+            default:
+                return 0;
+        }
+    }
+    const bool all = d_.settings.readback == ReadbackMode::AllHostVisible;
+    if (dedicated && dedicated->buffer) {
+        bool known;
+        {
+            std::lock_guard lock(mutex_);
+            known = readback_buffers_.count(dedicated->buffer) != 0;
+        }
+        if (!known && !all) return 0;
+        VkMemoryRequirements reqs;
+        d_.dispatch.GetBufferMemoryRequirements(d_.device, dedicated->buffer, &reqs);
+        *kind = known ? "dedicated readback buffer memory" : "dedicated host-visible buffer memory";
+        return reqs.memoryTypeBits;
+    }
+    if (dedicated && dedicated->image) {
+        bool known;
+        {
+            std::lock_guard lock(mutex_);
+            known = readback_images_.count(dedicated->image) != 0;
+        }
+        if (!known && !all) return 0;
+        VkMemoryRequirements reqs;
+        d_.dispatch.GetImageMemoryRequirements(d_.device, dedicated->image, &reqs);
+        *kind = known ? "dedicated readback image memory" : "dedicated host-visible image memory";
+        return reqs.memoryTypeBits;
+    }
+    const uint32_t safe = safe_targets_[info.memoryTypeIndex];
+    Hint& hint = thread_hint();
+    const bool matches = hint.tracker == id_ && (hint.reqs.memoryTypeBits >> info.memoryTypeIndex & 1u);
+    hint.tracker = 0;  // a hint serves one allocation
+    if (matches && !hint.probe && info.allocationSize >= hint.reqs.size) {
+        std::lock_guard lock(mutex_);
+        auto it = readback_buffers_.find(hint.buffer);
+        if (it != readback_buffers_.end() && !it->second) {
+            *kind = "readback buffer memory";
+            return hint.reqs.memoryTypeBits & safe;
+        }
+    }
+    if (matches && hint.probe && info.allocationSize >= kBlockMinBytes) {
+        *kind = "readback block memory";
+        return hint.reqs.memoryTypeBits & safe;
+    }
+    if (all) {
+        *kind = "host-visible memory (all-host-visible mode)";
+        return safe;
+    }
+    return 0;
+}
+
+void ReadbackTracker::log_once(const char* kind, uint32_t from, uint32_t to) {
+    std::string key = std::string(kind) + std::to_string(from) + ">" + std::to_string(to);
+    {
+        std::lock_guard lock(mutex_);
+        if (!logged_.insert(key).second) return;
+    }
+    const VkMemoryType* types = d_.memory_properties.memoryTypes;
+    log(LogLevel::Info, "%s: type %u (%s) -> type %u (%s)", kind, from,
+        describe_memory_property_flags(types[from].propertyFlags).c_str(), to,
+        describe_memory_property_flags(types[to].propertyFlags).c_str());
+}
+
+VkResult ReadbackTracker::allocate(const VkMemoryAllocateInfo* info, const VkAllocationCallbacks* allocator,
+                                   VkDeviceMemory* memory) {
+    auto pass = [&] { return d_.dispatch.AllocateMemory(d_.device, info, allocator, memory); };
+    const uint32_t app_type = info->memoryTypeIndex;
+    if (app_type >= d_.memory_properties.memoryTypeCount) {
+        thread_hint().tracker = 0;
+        return pass();
+    }
+    const VkMemoryPropertyFlags flags = d_.memory_properties.memoryTypes[app_type].propertyFlags;
+    if (!(flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) || (flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) {
+        thread_hint().tracker = 0;
+        return pass();
+    }
+    const char* kind = nullptr;
+    const uint32_t allowed = evidence(*info, &kind);
+    if (!allowed) return pass();
+    ReadbackChoice choice = evaluate_readback_memory_type(d_.memory_properties, allowed, app_type, info->allocationSize);
+    if (!choice.redirect()) {
+        log(LogLevel::Debug, "%s of type %u kept: %s", kind, app_type, to_string(choice.verdict));
+        return pass();
+    }
+    VkMemoryAllocateInfo redirected = *info;
+    redirected.memoryTypeIndex = choice.memory_type;
+    VkResult r = d_.dispatch.AllocateMemory(d_.device, &redirected, allocator, memory);
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
+        // The preferred heap is full: the application must never see an error it would not
+        // have seen, so it gets its own choice.
+        d_.stats.add(Counter::ReadbackFallbacks);
+        log_once("readback fallback (preferred heap full)", choice.memory_type, app_type);
+        return pass();
+    }
+    if (r != VK_SUCCESS) return r;
+    d_.stats.add(Counter::ReadbackRedirects);
+    d_.stats.add(Counter::ReadbackBytes, info->allocationSize);
+    log_once(kind, app_type, choice.memory_type);
+    std::lock_guard lock(mutex_);
+    redirected_[*memory] = {app_type, choice.memory_type};
+    return r;
+}
+
+void ReadbackTracker::freed(VkDeviceMemory memory) {
+    std::lock_guard lock(mutex_);
+    redirected_.erase(memory);
+}
+
+void ReadbackTracker::check_bind(VkDeviceMemory memory, uint32_t allowed_bits, const char* what) {
+    uint32_t real_type;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = redirected_.find(memory);
+        if (it == redirected_.end()) return;
+        real_type = it->second.real_type;
+    }
+    if (allowed_bits >> real_type & 1u) return;
+    d_.stats.add(Counter::ReadbackBindMismatches);
+    log(LogLevel::Error,
+        "readback: a %s that does not allow memory type %u was bound to memory Slipstream moved there; "
+        "this is a Slipstream bug: please report it, and set VK_SLIPSTREAM_READBACK=off meanwhile",
+        what, real_type);
+}
+
+void ReadbackTracker::buffer_bound(VkBuffer buffer, VkDeviceMemory memory) {
+    {
+        std::lock_guard lock(mutex_);
+        auto it = readback_buffers_.find(buffer);
+        if (it != readback_buffers_.end()) it->second = true;
+        if (!redirected_.count(memory)) return;
+    }
+    VkMemoryRequirements reqs;
+    d_.dispatch.GetBufferMemoryRequirements(d_.device, buffer, &reqs);
+    check_bind(memory, reqs.memoryTypeBits, "buffer");
+}
+
+void ReadbackTracker::image_bound(VkImage image, VkDeviceMemory memory) {
+    {
+        std::lock_guard lock(mutex_);
+        if (!redirected_.count(memory)) return;
+    }
+    VkMemoryRequirements reqs;
+    d_.dispatch.GetImageMemoryRequirements(d_.device, image, &reqs);
+    check_bind(memory, reqs.memoryTypeBits, "image");
+}
+
+}  // namespace slipstream

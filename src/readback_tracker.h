@@ -1,0 +1,78 @@
+// Finding the memory the host reads back, and moving it to cached memory (the policy itself is
+// readback_policy.h). One per device, when VK_SLIPSTREAM_READBACK is not off.
+//
+// Evidence that an allocation is host-read staging (VK_SLIPSTREAM_READBACK=auto):
+//  - a dedicated allocation for a readback buffer (usage TRANSFER_DST, optionally TRANSFER_SRC,
+//    nothing else) or a linear image used only as a copy destination (and source);
+//  - an allocation that follows, on the same thread, the requirements query of such a buffer
+//    that is not bound yet, and is large enough for it;
+//  - the block-first pattern of sub-allocating runtimes: a readback buffer created, queried and
+//    destroyed (or vkGetDeviceBufferMemoryRequirements for one), then a block of >= 1 MiB;
+//  - with VK_SLIPSTREAM_READBACK=all-host-visible: every allocation of an uncached
+//    host-visible type.
+// Where the allocation is not dedicated, other resources may be bound to it later. The tracker
+// therefore only redirects between types that every resource class it probed at device
+// creation treats alike (a class that accepts the application's type accepts the new one too),
+// and checks every bind into redirected memory; a mismatch is logged as an error and counted.
+#pragma once
+
+#include "settings.h"
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace slipstream {
+
+struct DeviceState;
+
+class ReadbackTracker {
+public:
+    static constexpr VkDeviceSize kBlockMinBytes = 1u << 20;
+
+    explicit ReadbackTracker(DeviceState& device);
+
+    void buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info);
+    void buffer_destroyed(VkBuffer buffer);
+    void image_created(VkImage image, const VkImageCreateInfo& info);
+    void image_destroyed(VkImage image);
+
+    // A buffer's requirements were queried (reqs is what the application will see: steering
+    // may change its memoryTypeBits). `buffer` is null for vkGetDeviceBufferMemoryRequirements.
+    void buffer_requirements(VkBuffer buffer, const VkBufferCreateInfo* info, VkMemoryRequirements& reqs);
+    // Another resource's requirements were queried: the next allocation is probably for it.
+    void other_requirements();
+
+    VkResult allocate(const VkMemoryAllocateInfo* info, const VkAllocationCallbacks* allocator, VkDeviceMemory* memory);
+    void freed(VkDeviceMemory memory);
+    void buffer_bound(VkBuffer buffer, VkDeviceMemory memory);
+    void image_bound(VkImage image, VkDeviceMemory memory);
+
+    // Types that `from` may be redirected to without invalidating any probed resource class.
+    uint32_t safe_targets(uint32_t from) const { return safe_targets_[from]; }
+
+private:
+    struct Redirected {
+        uint32_t app_type, real_type;
+    };
+    void probe_resource_classes();
+    // The types the allocation's resources allow and a name for the log, or 0 when the
+    // allocation is not known to be host-read.
+    uint32_t evidence(const VkMemoryAllocateInfo& info, const char** kind);
+    void log_once(const char* kind, uint32_t from, uint32_t to);
+    void check_bind(VkDeviceMemory memory, uint32_t allowed_bits, const char* what);
+
+    DeviceState& d_;
+    const uint64_t id_;  // tells this tracker's thread-local hints from another device's
+    uint32_t safe_targets_[VK_MAX_MEMORY_TYPES] = {};
+    std::mutex mutex_;   // guards the maps
+    std::unordered_map<VkBuffer, bool> readback_buffers_;  // -> bound yet
+    std::unordered_set<VkImage> readback_images_;
+    std::unordered_map<VkDeviceMemory, Redirected> redirected_;
+    std::unordered_set<std::string> logged_;
+};
+
+}  // namespace slipstream
