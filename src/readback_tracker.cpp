@@ -17,7 +17,8 @@ struct Hint {
     bool probe = false;    // the buffer was destroyed unbound, or never existed
     VkMemoryRequirements reqs{};
 };
-thread_local Hint t_hint;
+// initial-exec: static TLS. A dlopen-ed layer's dynamic TLS trips LeakSanitizer's tracer at exit.
+__attribute__((tls_model("initial-exec"))) thread_local Hint t_hint;
 std::atomic<uint64_t> g_next_tracker_id{1};
 Hint& thread_hint() { return t_hint; }
 
