@@ -251,14 +251,18 @@ void timeline_waits(vkapp::Context& ctx, Busy& busy) {
     EXPECT(r == VK_SUCCESS && v1 == 3 && v2 == 1, "wait-any: %d, values %llu %llu", r, (unsigned long long)v1,
            (unsigned long long)v2);
 
+    t = Clock::now();  // before the threads start: each sleeps its delay after this
     host_signal_later(ctx, s1, 5, 1, &t1);
     host_signal_later(ctx, s2, 4, 3, &t2);
-    t = Clock::now();
     r = wait_timeline(ctx, {s1, s2}, {5, 4}, false, UINT64_MAX);
     ms = ms_since(t);
+    vkGetSemaphoreCounterValue(ctx.device, s1, &v1);
+    vkGetSemaphoreCounterValue(ctx.device, s2, &v2);
     t1.join();
     t2.join();
-    EXPECT(r == VK_SUCCESS && ms >= 2.5, "wait-all for two host signals (1 ms, 3 ms): %d after %.3f ms", r, ms);
+    EXPECT(r == VK_SUCCESS && ms >= 2.999, "wait-all for two host signals (1 ms, 3 ms): %d after %.3f ms", r, ms);
+    EXPECT(v1 >= 5 && v2 >= 4, "wait-all returned before both values: %llu %llu", (unsigned long long)v1,
+           (unsigned long long)v2);
 
     t = Clock::now();
     r = wait_timeline(ctx, {s1}, {100}, false, 1000000);

@@ -1,0 +1,689 @@
+// readback_app: reads GPU results back on the host the way unmodified applications do, so that
+// tests can check where the Slipstream layer puts that memory (src/readback_tracker.h) on every
+// memory layout the test layer VK_LAYER_SLIPSTREAM_test_memory_layout can present.
+//
+//   readback_app [--scenarios a,b,...]     default: all, in the order below
+//
+// Memory types are chosen the NAIVE way, as many programs and simple allocators do: for memory
+// the host reads, the first type allowed by memoryTypeBits that is HOST_VISIBLE and
+// DEVICE_LOCAL, else the first HOST_VISIBLE|HOST_COHERENT one; for device memory, the first
+// DEVICE_LOCAL type. Every scenario fills a device buffer (or image) with GPU commands, with a
+// pattern of its own, copies it into host-visible memory with a TRANSFER->HOST barrier, waits
+// on a fence, maps and checks every byte (invalidating first where the chosen type is not
+// HOST_COHERENT).
+//
+// Scenarios (names or their letters):
+//   a staging                  readback buffer, plain allocation after its requirements query
+//   b dedicated                readback buffer with VkMemoryDedicatedAllocateInfo
+//   c block                    block-first sub-allocator: probe buffer created, queried and
+//                              destroyed, an 8 MiB block, six readback regions bound into it
+//   d mixed-suballoc           one 4 MiB allocation holding STORAGE|TRANSFER_DST buffers (no
+//                              readback evidence)
+//   e linear-image             dedicated memory of a LINEAR, TRANSFER_DST-only image
+//   f hint-then-optimal-image  a readback buffer's requirements are queried (it stays unbound),
+//                              then memory sized for an OPTIMAL image is allocated and the image
+//                              bound to it; the image is cleared and copied to a readback buffer.
+//                              Skipped where optimal images do not accept the naive type.
+//
+// Each scenario prints `scenario <name>: asked type <T> (<flags>) ... ok` or
+// `scenario <name>: skipped (<why>)`; a mismatch prints `scenario <name>: FAILED ...`. The
+// program ends with `checksum: <16 hex>` (FNV-1a over every verified byte) and exits non-zero on
+// any mismatch or validation message.
+#include "vk_app.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr VkMemoryPropertyFlags kDL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+constexpr VkMemoryPropertyFlags kHV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+constexpr VkMemoryPropertyFlags kHC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+constexpr VkMemoryPropertyFlags kCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+
+constexpr VkBufferUsageFlags kReadbackUsage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+constexpr VkBufferUsageFlags kDeviceUsage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+constexpr VkDeviceSize kKiB = 1024, kMiB = 1024 * 1024;
+
+// Deterministic pseudo-random numbers (splitmix64).
+struct Rng {
+    uint64_t state;
+    explicit Rng(uint64_t seed) : state(seed) {}
+    uint64_t next() {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    uint32_t next32() { return uint32_t(next() >> 32); }
+};
+
+VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return a ? (v + a - 1) / a * a : v; }
+
+std::string flag_names(VkMemoryPropertyFlags f) {
+    std::string s;
+    auto add = [&](VkMemoryPropertyFlags bit, const char* name) {
+        if (!(f & bit)) return;
+        if (!s.empty()) s += "|";
+        s += name;
+    };
+    add(kDL, "DEVICE_LOCAL");
+    add(kHV, "HOST_VISIBLE");
+    add(kHC, "HOST_COHERENT");
+    add(kCached, "HOST_CACHED");
+    add(VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT, "LAZILY_ALLOCATED");
+    add(VK_MEMORY_PROPERTY_DEVICE_COHERENT_BIT_AMD | VK_MEMORY_PROPERTY_DEVICE_UNCACHED_BIT_AMD, "AMD_DEVICE");
+    return s.empty() ? "none" : s;
+}
+
+class App {
+public:
+    App() : ctx_(vkapp::create_context("readback_app")) { pool_ = vkapp::create_command_pool(ctx_); }
+
+    int finish() {
+        vkDestroyCommandPool(ctx_.device, pool_, nullptr);
+        const int rc = vkapp::finish(ctx_, checksum_);
+        if (failures_) {
+            std::fprintf(stderr, "readback_app: %d scenario(s) FAILED\n", failures_);
+            return 3;
+        }
+        return rc;
+    }
+
+    void staging();
+    void dedicated();
+    void block();
+    void mixed_suballoc();
+    void linear_image();
+    void hint_then_optimal_image();
+
+private:
+    // The naive choice for memory the host reads (-1: none).
+    int naive_host_type(uint32_t bits) const {
+        int t = vkapp::find_memory_type(ctx_.memory_properties, bits, kHV | kDL);
+        return t >= 0 ? t : vkapp::find_memory_type(ctx_.memory_properties, bits, kHV | kHC);
+    }
+    // The naive choice where the program cannot do without one (exits when there is none).
+    uint32_t require_host_type(const char* scenario, uint32_t bits) const {
+        const int type = naive_host_type(bits);
+        if (type < 0) {
+            std::fprintf(stderr, "scenario %s: no host-visible type in memoryTypeBits 0x%x\n", scenario, bits);
+            std::exit(2);
+        }
+        return uint32_t(type);
+    }
+    VkMemoryPropertyFlags flags(uint32_t type) const { return ctx_.memory_properties.memoryTypes[type].propertyFlags; }
+    std::string describe(uint32_t type) const {
+        return std::to_string(type) + " (" + flag_names(flags(type)) + ")";
+    }
+
+    VkDeviceMemory allocate(VkDeviceSize size, uint32_t type, const void* next = nullptr) {
+        VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        mai.pNext = next;
+        mai.allocationSize = size;
+        mai.memoryTypeIndex = type;
+        VkDeviceMemory memory;
+        VK_CHECK(vkAllocateMemory(ctx_.device, &mai, nullptr, &memory));
+        return memory;
+    }
+
+    VkBuffer create_buffer(VkDeviceSize size, VkBufferUsageFlags usage) {
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = size;
+        bci.usage = usage;
+        bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+        VkBuffer buffer;
+        VK_CHECK(vkCreateBuffer(ctx_.device, &bci, nullptr, &buffer));
+        return buffer;
+    }
+
+    // A device-local buffer the GPU fills, with its own allocation of the first DEVICE_LOCAL type.
+    vkapp::Buffer device_buffer(VkDeviceSize size) {
+        vkapp::Buffer b;
+        b.size = size;
+        b.buffer = create_buffer(size, kDeviceUsage);
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(ctx_.device, b.buffer, &req);
+        const int type = vkapp::find_memory_type(ctx_.memory_properties, req.memoryTypeBits, kDL);
+        if (type < 0) {
+            std::fprintf(stderr, "readback_app: no DEVICE_LOCAL type for buffers\n");
+            std::exit(2);
+        }
+        b.memory_type = uint32_t(type);
+        b.memory = allocate(req.size, b.memory_type);
+        VK_CHECK(vkBindBufferMemory(ctx_.device, b.buffer, b.memory, 0));
+        return b;
+    }
+
+    // Records GPU writes of a pattern into [offset, offset + size) of `buffer` (both multiples
+    // of 4) and writes the same bytes into `expect` (indexed from `offset`): a fill with a word of
+    // the seed's, then (after a barrier) vkCmdUpdateBuffer chunks of pseudo-random data at the
+    // start, in the middle and at the end, where they do not overlap.
+    static void record_pattern(VkCommandBuffer cb, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                               uint64_t seed, uint8_t* expect) {
+        Rng rng(seed);
+        const uint32_t word = rng.next32() | 0x01010101u;  // no zero byte: a zeroed page never passes
+        vkCmdFillBuffer(cb, buffer, offset, size, word);
+        for (VkDeviceSize i = 0; i < size; i += 4) std::memcpy(expect + i, &word, 4);
+        // The updates overwrite part of the fill: order them after it.
+        transfer_to_transfer(cb);
+        const VkDeviceSize chunk = std::min<VkDeviceSize>(size, 4096);
+        const VkDeviceSize starts[] = {0, (size / 2) & ~VkDeviceSize(3), size - chunk};
+        VkDeviceSize written = 0;  // chunks never overlap: no write-after-write between them
+        for (VkDeviceSize start : starts) {
+            if (start < written) continue;
+            const VkDeviceSize n = std::min(chunk, size - start);
+            written = start + n;
+            std::vector<uint32_t> data(size_t(n / 4));
+            for (auto& w : data) w = rng.next32();
+            vkCmdUpdateBuffer(cb, buffer, offset + start, n, data.data());
+            std::memcpy(expect + start, data.data(), size_t(n));
+        }
+    }
+
+    void submit(const std::function<void(VkCommandBuffer)>& record) { vkapp::one_shot(ctx_, pool_, record); }
+
+    void invalidate_if_needed(VkDeviceMemory memory, uint32_t type) {
+        if (flags(type) & kHC) return;
+        VkMappedMemoryRange r{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+        r.memory = memory;
+        r.offset = 0;
+        r.size = VK_WHOLE_SIZE;
+        VK_CHECK(vkInvalidateMappedMemoryRanges(ctx_.device, 1, &r));
+    }
+
+    void* map(VkDeviceMemory memory) {
+        void* p = nullptr;
+        VK_CHECK(vkMapMemory(ctx_.device, memory, 0, VK_WHOLE_SIZE, 0, &p));
+        return p;
+    }
+
+    // Compares, hashes what was read, reports the first differences. True when equal.
+    bool verify(const char* scenario, const char* what, const uint8_t* got, const uint8_t* want, size_t n) {
+        checksum_ = vkapp::fnv1a(got, n, checksum_);
+        size_t bad = 0, first = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (got[i] == want[i]) continue;
+            if (!bad) first = i;
+            if (bad < 4)
+                std::fprintf(stderr, "scenario %s: %s byte %zu is 0x%02x, expected 0x%02x\n", scenario, what, i,
+                             got[i], want[i]);
+            ++bad;
+        }
+        if (bad)
+            std::fprintf(stderr, "scenario %s: %s: %zu of %zu bytes differ (first at %zu)\n", scenario, what, bad, n,
+                         first);
+        return bad == 0;
+    }
+
+    void report(const char* scenario, const std::string& detail, bool ok) {
+        std::printf("scenario %s: %s ... %s\n", scenario, detail.c_str(), ok ? "ok" : "FAILED");
+        std::fflush(stdout);
+        if (!ok) ++failures_;
+    }
+
+    void skipped(const char* scenario, const std::string& why) {
+        std::printf("scenario %s: skipped (%s)\n", scenario, why.c_str());
+        std::fflush(stdout);
+    }
+
+    // The barriers around a copy: pattern writes -> copy reads, and copy writes -> host reads.
+    static void transfer_to_transfer(VkCommandBuffer cb) {
+        vkapp::barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    }
+    static void transfer_to_host(VkCommandBuffer cb) {
+        vkapp::barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                       VK_ACCESS_HOST_READ_BIT);
+    }
+
+    // A single readback buffer of `size` filled from a device buffer with pattern `seed`,
+    // allocated plainly or dedicated: scenarios a and b.
+    void single_buffer(const char* scenario, VkDeviceSize size, uint64_t seed, bool dedicated);
+
+    vkapp::Context ctx_;
+    VkCommandPool pool_ = VK_NULL_HANDLE;
+    uint64_t checksum_ = vkapp::fnv1a(nullptr, 0);
+    int failures_ = 0;
+};
+
+void App::single_buffer(const char* scenario, VkDeviceSize size, uint64_t seed, bool dedicated) {
+    vkapp::Buffer dev = device_buffer(size);
+    // The readback buffer: create, query, allocate, bind, in this order and on this thread.
+    VkBuffer buffer = create_buffer(size, kReadbackUsage);
+    VkMemoryRequirements req;
+    VkMemoryDedicatedRequirements dreq{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    if (dedicated) {
+        VkBufferMemoryRequirementsInfo2 info{VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2};
+        info.buffer = buffer;
+        VkMemoryRequirements2 req2{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+        req2.pNext = &dreq;
+        vkGetBufferMemoryRequirements2(ctx_.device, &info, &req2);
+        req = req2.memoryRequirements;
+    } else {
+        vkGetBufferMemoryRequirements(ctx_.device, buffer, &req);
+    }
+    const uint32_t type = require_host_type(scenario, req.memoryTypeBits);
+    VkMemoryDedicatedAllocateInfo dai{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dai.buffer = buffer;
+    VkDeviceMemory memory = allocate(req.size, type, dedicated ? &dai : nullptr);
+    VK_CHECK(vkBindBufferMemory(ctx_.device, buffer, memory, 0));
+
+    std::vector<uint8_t> expect(static_cast<size_t>(size));
+    submit([&](VkCommandBuffer cb) {
+        record_pattern(cb, dev.buffer, 0, size, seed, expect.data());
+        transfer_to_transfer(cb);
+        VkBufferCopy copy{0, 0, size};
+        vkCmdCopyBuffer(cb, dev.buffer, buffer, 1, &copy);
+        transfer_to_host(cb);
+    });
+    auto* mapped = static_cast<const uint8_t*>(map(memory));
+    invalidate_if_needed(memory, type);
+    const bool ok = verify(scenario, "readback buffer", mapped, expect.data(), expect.size());
+    vkUnmapMemory(ctx_.device, memory);
+    std::string detail = "asked type " + describe(type) + ", " + std::to_string(req.size) + " bytes";
+    if (dedicated)
+        detail += std::string(", dedicated (prefers ") + (dreq.prefersDedicatedAllocation ? "yes" : "no") + ")";
+    report(scenario, detail, ok);
+    vkDestroyBuffer(ctx_.device, buffer, nullptr);
+    vkFreeMemory(ctx_.device, memory, nullptr);
+    vkapp::destroy_buffer(ctx_, dev);
+}
+
+void App::staging() { single_buffer("staging", 3 * 64 * kKiB + 4 * kKiB, 0xA1, false); }
+
+void App::dedicated() { single_buffer("dedicated", kMiB + 4 * kKiB + 20, 0xB2, true); }
+
+void App::block() {
+    const char* scenario = "block";
+    const VkDeviceSize kBlock = 8 * kMiB;
+    const VkDeviceSize sizes[] = {4 * kKiB, 100 * kKiB + 12, kMiB, 192 * kKiB + 20, 2 * kMiB, 12 * kKiB + 8};
+    constexpr size_t kRegions = sizeof sizes / sizeof sizes[0];
+    VkDeviceSize src_offsets[kRegions];
+    VkDeviceSize total = 0;
+    for (size_t i = 0; i < kRegions; ++i) {
+        src_offsets[i] = total;
+        total += sizes[i];  // every size is a multiple of 4
+    }
+    vkapp::Buffer dev = device_buffer(total);
+
+    // The sub-allocator learns the type for readback blocks from a probe buffer it then destroys.
+    VkBuffer probe = create_buffer(64 * kKiB, kReadbackUsage);
+    VkMemoryRequirements probe_req;
+    vkGetBufferMemoryRequirements(ctx_.device, probe, &probe_req);
+    vkDestroyBuffer(ctx_.device, probe, nullptr);
+    const uint32_t type = require_host_type(scenario, probe_req.memoryTypeBits);
+    VkDeviceMemory memory = allocate(kBlock, type);
+
+    VkBuffer regions[kRegions];
+    VkDeviceSize offsets[kRegions];
+    VkDeviceSize cursor = 0;
+    bool ok = true;
+    for (size_t i = 0; i < kRegions; ++i) {
+        regions[i] = create_buffer(sizes[i], kReadbackUsage);
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(ctx_.device, regions[i], &req);
+        if (!(req.memoryTypeBits >> type & 1u)) {
+            std::fprintf(stderr, "scenario %s: region %zu does not accept the block's type %u (bits 0x%x)\n",
+                         scenario, i, type, req.memoryTypeBits);
+            std::exit(2);
+        }
+        offsets[i] = align_up(cursor, req.alignment);
+        if (offsets[i] + req.size > kBlock) {
+            std::fprintf(stderr, "scenario %s: the regions do not fit the block\n", scenario);
+            std::exit(2);
+        }
+        VK_CHECK(vkBindBufferMemory(ctx_.device, regions[i], memory, offsets[i]));
+        // Leave a gap, as sub-allocators do between regions freed and reused.
+        cursor = offsets[i] + req.size + 4 * kKiB + 4;
+    }
+
+    std::vector<uint8_t> expect(static_cast<size_t>(total));
+    submit([&](VkCommandBuffer cb) {
+        for (size_t i = 0; i < kRegions; ++i)
+            record_pattern(cb, dev.buffer, src_offsets[i], sizes[i], 0xC300 + i, expect.data() + src_offsets[i]);
+        transfer_to_transfer(cb);
+        for (size_t i = 0; i < kRegions; ++i) {
+            VkBufferCopy copy{src_offsets[i], 0, sizes[i]};
+            vkCmdCopyBuffer(cb, dev.buffer, regions[i], 1, &copy);
+        }
+        transfer_to_host(cb);
+    });
+    auto* mapped = static_cast<const uint8_t*>(map(memory));
+    invalidate_if_needed(memory, type);
+    for (size_t i = 0; i < kRegions; ++i) {
+        const std::string what = "region " + std::to_string(i);
+        const uint8_t* want = expect.data() + src_offsets[i];
+        ok = verify(scenario, what.c_str(), mapped + offsets[i], want, size_t(sizes[i])) && ok;
+    }
+    vkUnmapMemory(ctx_.device, memory);
+    report(scenario,
+           "asked type " + describe(type) + ", block of " + std::to_string(kBlock) + " bytes, " +
+               std::to_string(kRegions) + " regions",
+           ok);
+    for (VkBuffer b : regions) vkDestroyBuffer(ctx_.device, b, nullptr);
+    vkFreeMemory(ctx_.device, memory, nullptr);
+    vkapp::destroy_buffer(ctx_, dev);
+}
+
+void App::mixed_suballoc() {
+    const char* scenario = "mixed-suballoc";
+    const VkDeviceSize kBlock = 4 * kMiB;
+    const VkDeviceSize sizes[] = {64 * kKiB, 256 * kKiB + 4, kMiB, 512 * kKiB + 36};
+    constexpr size_t kCount = sizeof sizes / sizeof sizes[0];
+    VkDeviceSize src_offsets[kCount];
+    VkDeviceSize total = 0;
+    for (size_t i = 0; i < kCount; ++i) {
+        src_offsets[i] = total;
+        total += sizes[i];
+    }
+    vkapp::Buffer dev = device_buffer(total);
+
+    // Storage buffers the host also reads: no readback usage, so no readback evidence.
+    VkBuffer buffers[kCount];
+    VkMemoryRequirements reqs[kCount];
+    uint32_t bits = ~0u;
+    for (size_t i = 0; i < kCount; ++i) {
+        buffers[i] = create_buffer(sizes[i], VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+        vkGetBufferMemoryRequirements(ctx_.device, buffers[i], &reqs[i]);
+        bits &= reqs[i].memoryTypeBits;
+    }
+    const uint32_t type = require_host_type(scenario, bits);
+    VkDeviceMemory memory = allocate(kBlock, type);
+    VkDeviceSize offsets[kCount];
+    VkDeviceSize cursor = 0;
+    for (size_t i = 0; i < kCount; ++i) {
+        offsets[i] = align_up(cursor, reqs[i].alignment);
+        if (offsets[i] + reqs[i].size > kBlock) {
+            std::fprintf(stderr, "scenario %s: the buffers do not fit the block\n", scenario);
+            std::exit(2);
+        }
+        VK_CHECK(vkBindBufferMemory(ctx_.device, buffers[i], memory, offsets[i]));
+        cursor = offsets[i] + reqs[i].size;
+    }
+
+    std::vector<uint8_t> expect(static_cast<size_t>(total));
+    submit([&](VkCommandBuffer cb) {
+        for (size_t i = 0; i < kCount; ++i)
+            record_pattern(cb, dev.buffer, src_offsets[i], sizes[i], 0xD400 + i, expect.data() + src_offsets[i]);
+        transfer_to_transfer(cb);
+        for (size_t i = 0; i < kCount; ++i) {
+            VkBufferCopy copy{src_offsets[i], 0, sizes[i]};
+            vkCmdCopyBuffer(cb, dev.buffer, buffers[i], 1, &copy);
+        }
+        transfer_to_host(cb);
+    });
+    auto* mapped = static_cast<const uint8_t*>(map(memory));
+    invalidate_if_needed(memory, type);
+    bool ok = true;
+    for (size_t i = 0; i < kCount; ++i) {
+        const std::string what = "storage buffer " + std::to_string(i);
+        const uint8_t* want = expect.data() + src_offsets[i];
+        ok = verify(scenario, what.c_str(), mapped + offsets[i], want, size_t(sizes[i])) && ok;
+    }
+    vkUnmapMemory(ctx_.device, memory);
+    report(scenario,
+           "asked type " + describe(type) + ", " + std::to_string(kBlock) + " bytes, " +
+               std::to_string(kCount) + " storage buffers",
+           ok);
+    for (VkBuffer b : buffers) vkDestroyBuffer(ctx_.device, b, nullptr);
+    vkFreeMemory(ctx_.device, memory, nullptr);
+    vkapp::destroy_buffer(ctx_, dev);
+}
+
+void App::linear_image() {
+    const char* scenario = "linear-image";
+    const VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    const uint32_t width = 123, height = 45;  // 492-byte rows: drivers may pad them
+    VkImageFormatProperties fp;
+    if (vkGetPhysicalDeviceImageFormatProperties(ctx_.physical_device, format, VK_IMAGE_TYPE_2D, VK_IMAGE_TILING_LINEAR,
+                                                 VK_IMAGE_USAGE_TRANSFER_DST_BIT, 0, &fp) != VK_SUCCESS ||
+        fp.maxExtent.width < width || fp.maxExtent.height < height) {
+        skipped(scenario, "linear R8G8B8A8_UNORM transfer-destination images are not supported");
+        return;
+    }
+    const VkDeviceSize bytes = VkDeviceSize(width) * height * 4;
+    vkapp::Buffer dev = device_buffer(bytes);
+
+    VkImageCreateInfo ici{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    ici.imageType = VK_IMAGE_TYPE_2D;
+    ici.format = format;
+    ici.extent = {width, height, 1};
+    ici.mipLevels = 1;
+    ici.arrayLayers = 1;
+    ici.samples = VK_SAMPLE_COUNT_1_BIT;
+    ici.tiling = VK_IMAGE_TILING_LINEAR;
+    ici.usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    ici.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    VkImage image;
+    VK_CHECK(vkCreateImage(ctx_.device, &ici, nullptr, &image));
+    VkImageMemoryRequirementsInfo2 info{VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2};
+    info.image = image;
+    VkMemoryDedicatedRequirements dreq{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+    VkMemoryRequirements2 req2{VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2};
+    req2.pNext = &dreq;
+    vkGetImageMemoryRequirements2(ctx_.device, &info, &req2);
+    const VkMemoryRequirements& req = req2.memoryRequirements;
+    const int type = naive_host_type(req.memoryTypeBits);
+    if (type < 0) {
+        vkDestroyImage(ctx_.device, image, nullptr);
+        vkapp::destroy_buffer(ctx_, dev);
+        skipped(scenario, "no host-visible type for linear images");
+        return;
+    }
+    VkMemoryDedicatedAllocateInfo dai{VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO};
+    dai.image = image;
+    VkDeviceMemory memory = allocate(req.size, uint32_t(type), &dai);
+    VK_CHECK(vkBindImageMemory(ctx_.device, image, memory, 0));
+
+    std::vector<uint8_t> expect(static_cast<size_t>(bytes));
+    submit([&](VkCommandBuffer cb) {
+        record_pattern(cb, dev.buffer, 0, bytes, 0xE5, expect.data());
+        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+        VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+        ib.srcAccessMask = 0;
+        ib.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        ib.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+        ib.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        ib.image = image;
+        ib.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr,
+                             1, &ib);
+        VkBufferImageCopy copy{};
+        copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        copy.imageExtent = {width, height, 1};
+        vkCmdCopyBufferToImage(cb, dev.buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
+        // GENERAL: the layout in which the host may read a linear image.
+        ib.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        ib.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+        ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        ib.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 0, nullptr,
+                             1, &ib);
+    });
+    VkImageSubresource sub{VK_IMAGE_ASPECT_COLOR_BIT, 0, 0};
+    VkSubresourceLayout layout;
+    vkGetImageSubresourceLayout(ctx_.device, image, &sub, &layout);
+    auto* mapped = static_cast<const uint8_t*>(map(memory));
+    invalidate_if_needed(memory, type);
+    bool ok = true;
+    const size_t row = size_t(width) * 4;
+    for (uint32_t y = 0; y < height && ok; ++y) {
+        const std::string what = "row " + std::to_string(y);
+        ok = verify(scenario, what.c_str(), mapped + layout.offset + y * layout.rowPitch, expect.data() + y * row, row);
+    }
+    vkUnmapMemory(ctx_.device, memory);
+    report(scenario,
+           "asked type " + describe(uint32_t(type)) + ", " + std::to_string(req.size) + " bytes, dedicated, " +
+               std::to_string(width) + "x" + std::to_string(height) + " rowPitch " + std::to_string(layout.rowPitch),
+           ok);
+    vkDestroyImage(ctx_.device, image, nullptr);
+    vkFreeMemory(ctx_.device, memory, nullptr);
+    vkapp::destroy_buffer(ctx_, dev);
+}
+
+void App::hint_then_optimal_image() {
+    const char* scenario = "hint-then-optimal-image";
+    const VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
+    const uint32_t width = 128, height = 96;
+    const VkImageUsageFlags usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
+    VkImageFormatProperties fp;
+    if (vkGetPhysicalDeviceImageFormatProperties(ctx_.physical_device, format, VK_IMAGE_TYPE_2D,
+                                                 VK_IMAGE_TILING_OPTIMAL, usage, 0, &fp) != VK_SUCCESS) {
+        skipped(scenario, "optimal R8G8B8A8_UNORM transfer images are not supported");
+        return;
+    }
+    VkImageCreateInfo ici{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    ici.imageType = VK_IMAGE_TYPE_2D;
+    ici.format = format;
+    ici.extent = {width, height, 1};
+    ici.mipLevels = 1;
+    ici.arrayLayers = 1;
+    ici.samples = VK_SAMPLE_COUNT_1_BIT;
+    ici.tiling = VK_IMAGE_TILING_OPTIMAL;
+    ici.usage = usage;
+    ici.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    VkImage image;
+    VK_CHECK(vkCreateImage(ctx_.device, &ici, nullptr, &image));
+    VkMemoryRequirements image_req;
+    vkGetImageMemoryRequirements(ctx_.device, image, &image_req);
+
+    // The application queries a small readback buffer's requirements (a staging pool warming up,
+    // say) and leaves it unbound; the next allocation is the image's.
+    VkBuffer hint = create_buffer(4 * kKiB, kReadbackUsage);
+    VkMemoryRequirements hint_req;
+    vkGetBufferMemoryRequirements(ctx_.device, hint, &hint_req);
+    const uint32_t type = require_host_type(scenario, hint_req.memoryTypeBits);
+    if (!(image_req.memoryTypeBits >> type & 1u) || image_req.size < hint_req.size) {
+        char why[160];
+        if (!(image_req.memoryTypeBits >> type & 1u))
+            std::snprintf(why, sizeof why, "optimal images do not accept the naive type %s (image memoryTypeBits 0x%x)",
+                          describe(type).c_str(), image_req.memoryTypeBits);
+        else
+            std::snprintf(why, sizeof why, "the image is smaller than the hinted buffer");
+        vkDestroyBuffer(ctx_.device, hint, nullptr);
+        vkDestroyImage(ctx_.device, image, nullptr);
+        skipped(scenario, why);
+        return;
+    }
+    VkDeviceMemory image_memory = allocate(image_req.size, type);
+    VK_CHECK(vkBindImageMemory(ctx_.device, image, image_memory, 0));
+
+    // Where the image's pixels are read: an ordinary readback buffer (create, query, allocate).
+    const VkDeviceSize bytes = VkDeviceSize(width) * height * 4;
+    VkBuffer dst = create_buffer(bytes, kReadbackUsage);
+    VkMemoryRequirements dst_req;
+    vkGetBufferMemoryRequirements(ctx_.device, dst, &dst_req);
+    const uint32_t dst_type = require_host_type(scenario, dst_req.memoryTypeBits);
+    VkDeviceMemory dst_memory = allocate(dst_req.size, dst_type);
+    VK_CHECK(vkBindBufferMemory(ctx_.device, dst, dst_memory, 0));
+
+    const uint8_t texel[4] = {0x16, 0x5b, 0xa4, 0xe9};  // this scenario's pattern
+    submit([&](VkCommandBuffer cb) {
+        VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+        ib.srcAccessMask = 0;
+        ib.dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        ib.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+        ib.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        ib.image = image;
+        ib.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                             nullptr, 1, &ib);
+        VkClearColorValue color;
+        for (int c = 0; c < 4; ++c) color.float32[c] = float(texel[c]) / 255.0f;  // exact in UNORM8
+        vkCmdClearColorImage(cb, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &color, 1, &ib.subresourceRange);
+        ib.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        ib.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+        ib.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
+        ib.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+                             nullptr, 1, &ib);
+        VkBufferImageCopy copy{};
+        copy.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+        copy.imageExtent = {width, height, 1};
+        vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst, 1, &copy);
+        transfer_to_host(cb);
+    });
+    std::vector<uint8_t> expect(static_cast<size_t>(bytes));
+    for (size_t i = 0; i < expect.size(); ++i) expect[i] = texel[i % 4];
+    auto* mapped = static_cast<const uint8_t*>(map(dst_memory));
+    invalidate_if_needed(dst_memory, dst_type);
+    const bool ok = verify(scenario, "image copy", mapped, expect.data(), expect.size());
+    vkUnmapMemory(ctx_.device, dst_memory);
+    report(scenario,
+           "asked type " + describe(type) + " for the image (" + std::to_string(image_req.size) +
+               " bytes), type " + describe(dst_type) + " for its readback buffer",
+           ok);
+    vkDestroyBuffer(ctx_.device, dst, nullptr);
+    vkFreeMemory(ctx_.device, dst_memory, nullptr);
+    vkDestroyImage(ctx_.device, image, nullptr);
+    vkFreeMemory(ctx_.device, image_memory, nullptr);
+    vkDestroyBuffer(ctx_.device, hint, nullptr);  // never bound
+}
+
+struct Scenario {
+    char letter;
+    const char* name;
+    void (App::*run)();
+};
+const Scenario kScenarios[] = {
+    {'a', "staging", &App::staging},
+    {'b', "dedicated", &App::dedicated},
+    {'c', "block", &App::block},
+    {'d', "mixed-suballoc", &App::mixed_suballoc},
+    {'e', "linear-image", &App::linear_image},
+    {'f', "hint-then-optimal-image", &App::hint_then_optimal_image},
+};
+constexpr size_t kScenarioCount = sizeof kScenarios / sizeof kScenarios[0];
+
+[[noreturn]] void usage(const char* argv0) {
+    std::fprintf(stderr, "usage: %s [--scenarios a,b,...]   (letters or names:", argv0);
+    for (const Scenario& s : kScenarios) std::fprintf(stderr, " %c=%s", s.letter, s.name);
+    std::fprintf(stderr, ")\n");
+    std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool wanted[kScenarioCount];
+    for (bool& w : wanted) w = true;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--scenarios") != 0 || i + 1 >= argc) usage(argv[0]);
+        for (bool& w : wanted) w = false;
+        std::string list = argv[++i];
+        size_t pos = 0;
+        while (pos <= list.size()) {
+            const size_t comma = std::min(list.find(',', pos), list.size());
+            const std::string item = list.substr(pos, comma - pos);
+            pos = comma + 1;
+            if (item.empty()) continue;
+            bool found = false;
+            for (size_t s = 0; s < kScenarioCount; ++s) {
+                if (item == kScenarios[s].name || (item.size() == 1 && item[0] == kScenarios[s].letter)) {
+                    wanted[s] = true;
+                    found = true;
+                }
+            }
+            if (!found) {
+                std::fprintf(stderr, "%s: unknown scenario '%s'\n", argv[0], item.c_str());
+                usage(argv[0]);
+            }
+        }
+    }
+    App app;
+    for (size_t s = 0; s < kScenarioCount; ++s)
+        if (wanted[s]) (app.*kScenarios[s].run)();
+    return app.finish();
+}

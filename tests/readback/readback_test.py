@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Checks where cached readback (src/readback_tracker.h) really puts host-read memory.
+
+    readback_test.py --build-dir B --app PATH [--jobs N] [--extra-env VAR=VALUE ...]
+
+Runs readback_app (tests/readback/readback_app.cpp) over the test layer
+VK_LAYER_SLIPSTREAM_test_memory_layout, which presents the memory layout of another device
+(tests/unit/memory_layouts.h) on lavapipe and reports the memory type of every allocation that
+reached it. The stack is app -> Slipstream -> test layer -> (validation) -> driver: Debian's
+loader 1.3.239 stacks layers in manifest discovery order, and slipstream_env.layer_env puts
+Slipstream's folder before ours on VK_ADD_LAYER_PATH. The table below proves that order on every
+run: the redirected types only show in the test layer's report if Slipstream is above it.
+
+Cases (one PASS/FAIL line each):
+  * every layout with Slipstream ("on") and without it ("off", test layer still loaded): the
+    redirect count, no bind mismatch, the allocations the test layer saw per type, the type the
+    naive program asked for in each scenario, identical checksums;
+  * nvidia-bar with the system heap (type 3's) limited so that every redirect fails: each falls
+    back to the program's own type;
+  * VK_SLIPSTREAM_READBACK=off: nothing redirected;
+  * VK_SLIPSTREAM_READBACK_STEER=on on nvidia-bar: the naive program itself picks type 3;
+  * nvidia-bar and amd over the Khronos validation layer (synchronization validation): no
+    message.
+
+--extra-env adds VAR=VALUE to the environment of every run with Slipstream loaded; it exists to
+show that this test fails when the layer misbehaves (e.g. VK_SLIPSTREAM_READBACK=off).
+Exit status: 0 if every case passed, 1 otherwise (2 on bad usage).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "apps"))
+import slipstream_env  # noqa: E402
+import run_app  # noqa: E402  (what counts as a validation message, as in the correctness suite)
+
+TEST_LAYER = "VK_LAYER_SLIPSTREAM_test_memory_layout"
+STATS_VAR = "VK_SLIPSTREAM_STATS_FILE"
+SCENARIOS = ("staging", "dedicated", "block", "mixed-suballoc", "linear-image",
+             "hint-then-optimal-image")
+OPTIMAL = "hint-then-optimal-image"
+SCENARIO_RE = re.compile(r"^scenario ([a-z-]+): (.*)$")
+TYPE_RE = re.compile(r"type (\d+) \(")
+CHECKSUM_RE = re.compile(r"^checksum: ([0-9a-f]{16})$")
+
+
+class Layout:
+    """What readback_app must get on one layout.
+
+    naive:     the type the program asks for host-read memory in every scenario (the first
+               HOST_VISIBLE|DEVICE_LOCAL type; every layout has one). Device buffers, one in each
+               scenario but the last, take the first DEVICE_LOCAL type.
+    target:    where Slipstream moves readback memory (None: nowhere).
+    cached:    HOST_CACHED types the program never asks for: without Slipstream they stay empty.
+    redirects: readback_redirects.
+    on, off:   allocations_by_type of the test layer's report with and without Slipstream
+               (types not named: 0).
+    skipped:   scenarios the program skips on this layout.
+    """
+
+    def __init__(self, naive, target, cached, redirects, on, off, skipped=()):
+        self.naive, self.target, self.cached = naive, target, cached
+        self.redirects, self.on, self.off, self.skipped = redirects, on, off, set(skipped)
+
+
+# The program's allocations, by scenario (D: first DEVICE_LOCAL type, N: the naive type):
+#   staging          D (device buffer) + N (readback buffer; hint after its requirements query)
+#   dedicated        D + N (dedicated readback buffer)
+#   block            D + N (8 MiB block after a probe readback buffer was created, queried,
+#                    destroyed; six readback regions bound into it)
+#   mixed-suballoc   D + N (4 MiB holding STORAGE|TRANSFER_DST buffers: no evidence, never moved)
+#   linear-image     D + N (dedicated, LINEAR TRANSFER_DST image)
+#   hint-then-optimal-image   N (optimal image memory, right after a readback buffer's
+#                    requirements query: hinted, non-dedicated) + N (its readback buffer);
+#                    only where optimal images accept N.
+# Dedicated allocations may go to any type the resource allows; the non-dedicated ones (staging,
+# block, the optimal image and its readback buffer) only to safe_targets(N): types that every
+# resource class accepting N also accepts. Buffers and linear images accept every type but
+# LAZILY_ALLOCATED ones on these layouts; optimal images accept the DEVICE_LOCAL types, and on
+# the nvidia-* layouts only the non-host-visible one.
+NVIDIA = dict(
+    # Types: 0 none, 1 DL, 2 HV|HC, 3 HV|HC|CACHED, 4 DL|HV|HC (BAR / host-visible VRAM). The
+    # program asks 4 (N) and 1 (D). Optimal images accept only type 1, so no probed class accepts
+    # 4 without accepting 3: safe_targets(4) includes 3, and staging, dedicated, block and
+    # linear-image move to 3 (4 redirects); mixed-suballoc stays in 4. Optimal images do not
+    # accept 4: the last scenario is skipped.
+    naive=4, target=3, cached=[3], redirects=4,
+    on={1: 5, 3: 4, 4: 1}, off={1: 5, 4: 5}, skipped=[OPTIMAL])
+LAYOUTS = {
+    "nvidia-bar": Layout(**NVIDIA),
+    # Same five types; type 4 is on the VRAM heap instead of a 246 MiB BAR heap: same verdicts.
+    "nvidia-rebar": Layout(**NVIDIA),
+    # The H200's real layout, shaped like nvidia-rebar: same verdicts.
+    "nvidia-h200": Layout(**NVIDIA),
+    # Types: 0 DL, 1 HV|HC, 2 DL|HV|HC, 3 HV|HC|CACHED, 4-7 their DEVICE_COHERENT/UNCACHED_AMD
+    # twins. N = 2, D = 0. Optimal images accept the DEVICE_LOCAL types 0, 2, 4, 6, so
+    # safe_targets(2) = {0, 2, 4, 6}: type 3 is not a safe target (an image bound later could not
+    # live there) and the non-dedicated allocations stay in 2 (staging, block, the optimal image
+    # and its readback buffer, and mixed-suballoc). Only the dedicated ones move to 3 (dedicated,
+    # linear-image): 2 redirects. Type 7 is never a target (AMD device bits).
+    "amd": Layout(naive=2, target=3, cached=[3, 7], redirects=2,
+                  on={0: 5, 2: 5, 3: 2}, off={0: 5, 2: 7}),
+    # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|HC|CACHED, all on one heap. N = 1, D = 0. Every resource
+    # class accepts all three types, so every readback allocation may move to 2: staging,
+    # dedicated, block, linear-image, the optimal image's memory and its readback buffer (6).
+    "intel": Layout(naive=1, target=2, cached=[2], redirects=6,
+                    on={0: 5, 1: 1, 2: 6}, off={0: 5, 1: 7}),
+    # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|CACHED (not coherent), 3 DL|LAZY. N = 1 is coherent and
+    # no cached type is: moving there would drop HOST_COHERENT, so nothing moves.
+    "arm": Layout(naive=1, target=None, cached=[2], redirects=0,
+                  on={0: 5, 1: 7}, off={0: 5, 1: 7}),
+    # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|CACHED, 3 DL|HV|HC|CACHED. N = 1; the coherent cached
+    # type 3 (not the first cached one, 2) is the target, safe for every class: 6 redirects as on
+    # intel.
+    "adreno": Layout(naive=1, target=3, cached=[2, 3], redirects=6,
+                     on={0: 5, 1: 1, 3: 6}, off={0: 5, 1: 7}),
+    # One type, DL|HV|HC|CACHED: the program already asks for cached memory (N = D = 0).
+    "lavapipe": Layout(naive=0, target=None, cached=[], redirects=0,
+                       on={0: 12}, off={0: 12}),
+    # Types: 0 DL, 1 HV|HC, 2 DL|HV|HC: no cached type, nothing to move to. N = 2, D = 0.
+    "no-cached": Layout(naive=2, target=None, cached=[], redirects=0,
+                        on={0: 5, 2: 7}, off={0: 5, 2: 7}),
+}
+
+
+class Case:
+    """One run of readback_app and what it must show."""
+
+    def __init__(self, name, layout, mode, env=None, redirects=0, fallbacks=0, steered=0,
+                 allocations=None, failed=None, asked=None, skipped=(), bytes_type=None,
+                 cached_empty=()):
+        self.name, self.layout, self.mode = name, layout, mode
+        self.env = dict(env or {})
+        self.redirects, self.fallbacks = redirects, fallbacks
+        self.steered = steered            # an int, or ">0"
+        self.allocations = allocations or {}
+        self.failed = failed or {}
+        self.asked = asked or {}          # scenario -> the type every allocation of it asked for
+        self.skipped = set(skipped)
+        self.bytes_type = bytes_type      # readback_bytes must equal this type's bytes
+        self.cached_empty = list(cached_empty)
+        # Filled by run():
+        self.rc = None
+        self.stdout = self.stderr = ""
+        self.seconds = 0.0
+        self.checksum = None
+        self.report = None
+        self.stats = None
+        self.problems = []
+
+
+def cases():
+    out = []
+    for name, lay in LAYOUTS.items():
+        asked = {s: lay.naive for s in SCENARIOS}
+        out.append(Case(f"layout {name}", name, "on", redirects=lay.redirects,
+                        allocations=lay.on, asked=asked, skipped=lay.skipped,
+                        bytes_type=lay.target))
+        out.append(Case(f"layout {name}", name, "off", allocations=lay.off, asked=asked,
+                        skipped=lay.skipped, cached_empty=lay.cached))
+    nv = LAYOUTS["nvidia-bar"]
+    nv_asked = {s: nv.naive for s in SCENARIOS}
+    # (i) Heap 1 (system RAM: types 0, 2 and 3) holds nothing of the program's own choices, so a
+    # 1 KiB limit fails exactly the redirected allocations: each must fall back to type 4.
+    out.append(Case("heap-full fallback", "nvidia-bar", "on",
+                    env={"SLIPSTREAM_TEST_HEAP_LIMIT": "1:1K"},
+                    fallbacks=nv.redirects, allocations=nv.off, failed={3: nv.redirects},
+                    asked=nv_asked, skipped=nv.skipped))
+    # (ii) The layer loaded with readback off: what the program asked for, untouched.
+    out.append(Case("VK_SLIPSTREAM_READBACK=off", "nvidia-bar", "on",
+                    env={"VK_SLIPSTREAM_READBACK": "off"}, allocations=nv.off, asked=nv_asked,
+                    skipped=nv.skipped, cached_empty=nv.cached))
+    # (iii) Steering reports readback buffers' memoryTypeBits without types 2 and 4, so the
+    # naive choice for staging, dedicated and block is type 3 itself (first HV|HC type left):
+    # nothing to redirect there. Images and storage buffers are not steered: mixed-suballoc asks
+    # 4 and stays, linear-image asks 4 and its dedicated memory is still redirected (1 redirect).
+    # The optimal-image scenario stays skipped (optimal images accept neither 3 nor 4).
+    steer_asked = {"staging": 3, "dedicated": 3, "block": 3, "mixed-suballoc": 4,
+                   "linear-image": 4}
+    out.append(Case("VK_SLIPSTREAM_READBACK_STEER=on", "nvidia-bar", "on",
+                    env={"VK_SLIPSTREAM_READBACK_STEER": "on"}, redirects=1, steered=">0",
+                    allocations=nv.on, asked=steer_asked, skipped=nv.skipped))
+    # (iv) Under the Khronos validation layer (below the test layer, so it sees lavapipe's real
+    # type): the same results, and no validation message.
+    for name in ("nvidia-bar", "amd"):
+        lay = LAYOUTS[name]
+        out.append(Case(f"validation {name}", name, "validation", redirects=lay.redirects,
+                        allocations=lay.on, asked={s: lay.naive for s in SCENARIOS},
+                        skipped=lay.skipped, bytes_type=lay.target))
+    return out
+
+
+def base_env(build_dir):
+    """The caller's environment without settings that would change what is tested."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("VK_SLIPSTREAM_", "SLIPSTREAM_TEST_"))}
+    env["VK_ADD_LAYER_PATH"] = os.path.join(os.path.abspath(build_dir), "test_layers")
+    env.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    return env
+
+
+def load_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        return {"__error__": str(e)}
+
+
+def by_type(obj):
+    return {int(k): int(v) for k, v in (obj or {}).items()}
+
+
+def nonzero(d):
+    return {k: v for k, v in sorted(d.items()) if v}
+
+
+def run(case, args, tmpdir, extra_env):
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{case.name}-{case.mode}")
+    report_path = os.path.join(tmpdir, tag + "-report.json")
+    stats_path = os.path.join(tmpdir, tag + "-stats.json")
+    env = slipstream_env.layer_env(case.mode, args.build_dir, base=base_env(args.build_dir),
+                                   extra_layers_below=[TEST_LAYER])
+    env["SLIPSTREAM_TEST_MEMORY_LAYOUT"] = case.layout
+    env["SLIPSTREAM_TEST_MEMORY_REPORT"] = report_path
+    env[STATS_VAR] = stats_path
+    env["VK_SLIPSTREAM_LOG"] = "info"  # the redirect lines help reading a failure
+    env.update(case.env)
+    if case.mode != "off":
+        env.update(extra_env)
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([args.app], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=args.timeout)
+        case.rc = proc.returncode
+        case.stdout = proc.stdout.decode("utf-8", "replace")
+        case.stderr = proc.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as e:
+        case.stdout = (e.stdout or b"").decode("utf-8", "replace")
+        case.stderr = (e.stderr or b"").decode("utf-8", "replace")
+        case.problems.append(f"timed out after {args.timeout:g} s")
+    except OSError as e:
+        case.problems.append(f"could not run {args.app}: {e}")
+        return case
+    case.seconds = time.monotonic() - start
+    case.report = load_json(report_path)
+    case.stats = load_json(stats_path)
+    check(case)
+    return case
+
+
+def check(case):
+    p = case.problems
+    if case.rc is not None and case.rc != 0:
+        p.append(f"exit status {case.rc}")
+    sums = [m.group(1) for m in (CHECKSUM_RE.match(line) for line in case.stdout.splitlines()) if m]
+    if len(sums) != 1:
+        p.append(f"expected one `checksum:` line, found {len(sums)}")
+    else:
+        case.checksum = sums[0]
+    # Validation messages, by the correctness suite's rule (run_app.py).
+    messages = run_app.Run(case.mode)
+    messages.stdout, messages.stderr = case.stdout, case.stderr
+    if messages.message_lines():
+        p.append(f"{len(messages.message_lines())} validation message line(s)")
+
+    # Every scenario ran and verified its data, asking for the expected types.
+    lines = {}
+    for line in case.stdout.splitlines():
+        m = SCENARIO_RE.match(line)
+        if m:
+            lines[m.group(1)] = m.group(2)
+    for s in SCENARIOS:
+        text = lines.get(s)
+        if text is None:
+            p.append(f"scenario {s} printed nothing")
+        elif s in case.skipped:
+            if not text.startswith("skipped"):
+                p.append(f"scenario {s} ran, expected it skipped: {text}")
+        elif text.startswith("skipped"):
+            p.append(f"scenario {s} was {text}")
+        elif not text.endswith("... ok"):
+            p.append(f"scenario {s}: {text}")
+        elif s in case.asked:
+            types = [int(t) for t in TYPE_RE.findall(text)]
+            if not types or any(t != case.asked[s] for t in types):
+                p.append(f"scenario {s} asked types {types}, expected {case.asked[s]}")
+
+    # The test layer's report: which types the allocations really reached.
+    rep = case.report
+    if rep is None:
+        p.append("the test layer wrote no report: was it loaded?")
+    elif "__error__" in rep:
+        p.append(f"report does not parse: {rep['__error__']}")
+    else:
+        if rep.get("layout") != case.layout:
+            p.append(f"report layout {rep.get('layout')!r}, expected {case.layout!r}")
+        got = nonzero(by_type(rep.get("allocations_by_type")))
+        if got != nonzero(case.allocations):
+            p.append(f"allocations by type {got}, expected {nonzero(case.allocations)}")
+        failed = nonzero(by_type(rep.get("failed_by_type")))
+        if failed != nonzero(case.failed):
+            p.append(f"failed allocations by type {failed}, expected {nonzero(case.failed)}")
+        for t in case.cached_empty:
+            if got.get(t):
+                p.append(f"{got[t]} allocation(s) in cached type {t}, which the program never "
+                         f"asks for")
+
+    # Slipstream's statistics.
+    stats = case.stats
+    if case.mode == "off":
+        if stats is not None:
+            p.append("Slipstream wrote a stats file in a run without it")
+        return
+    devices = stats.get("devices") if isinstance(stats, dict) else None
+    if stats is None:
+        p.append(f"Slipstream wrote no stats file ({STATS_VAR}): was it loaded?")
+        return
+    if not isinstance(devices, list) or len(devices) != 1:
+        p.append(f"stats file: expected one device, got {stats!r:.200}")
+        return
+    dev = devices[0]
+
+    def counter(name, want):
+        got = dev.get(name)
+        ok = (isinstance(got, int) and got > 0) if want == ">0" else got == want
+        if not ok:
+            p.append(f"{name} = {got}, expected {want}")
+
+    counter("readback_redirects", case.redirects)
+    counter("readback_bind_mismatches", 0)
+    counter("readback_fallbacks", case.fallbacks)
+    counter("readback_steered", case.steered)
+    if case.bytes_type is not None and rep and "__error__" not in rep:
+        target_bytes = by_type(rep.get("bytes_by_type")).get(case.bytes_type, 0)
+        counter("readback_bytes", target_bytes)  # everything in the target came by redirect
+
+
+def summary(case):
+    if case.problems:
+        return "; ".join(case.problems)
+    rep = case.report or {}
+    dev = ((case.stats or {}).get("devices") or [{}])[0]
+    parts = []
+    if case.mode != "off":
+        parts.append(f"{dev.get('readback_redirects')} redirects")
+        if dev.get("readback_fallbacks"):
+            parts.append(f"{dev.get('readback_fallbacks')} fallbacks")
+        if dev.get("readback_steered"):
+            parts.append(f"{dev.get('readback_steered')} steered")
+    parts.append(f"types {nonzero(by_type(rep.get('allocations_by_type')))}")
+    return ", ".join(parts)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--app", required=True, help="path of readback_app")
+    p.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per run")
+    p.add_argument("--extra-env", action="append", default=[], metavar="VAR=VALUE",
+                   help="added to every run with Slipstream loaded (to see the test fail)")
+    args = p.parse_args(argv)
+    extra = {}
+    for item in args.extra_env:
+        if "=" not in item:
+            p.error(f"--extra-env {item!r}: expected VAR=VALUE")
+        k, v = item.split("=", 1)
+        extra[k] = v
+    args.extra = extra
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    if not os.access(args.app, os.X_OK):
+        print(f"readback_test.py: {args.app} is not an executable", file=sys.stderr)
+        return 2
+    if args.extra:
+        print(f"note: --extra-env {args.extra} in every run with Slipstream loaded")
+    start = time.monotonic()
+    todo = cases()
+    with tempfile.TemporaryDirectory(prefix="slipstream-readback-") as tmpdir:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            done = list(pool.map(lambda c: run(c, args, tmpdir, args.extra), todo))
+
+    # The data does not depend on the layout or the layer: runs of the same scenarios agree.
+    groups = {}
+    for c in done:
+        if c.checksum:
+            groups.setdefault(frozenset(c.skipped), {}).setdefault(c.checksum, []).append(c)
+    for sums in groups.values():
+        if len(sums) > 1:
+            for c in (c for cs in sums.values() for c in cs):
+                c.problems.append("checksum differs from other runs of the same scenarios: " +
+                                  ", ".join(f"{k} ({len(v)} runs)" for k, v in sums.items()))
+
+    failed = [c for c in done if c.problems]
+    for c in failed:
+        print(f"--- {c.name} [{c.mode}] exit status {c.rc}; stdout:")
+        run_app.print_block(c.stdout)
+        print(f"--- {c.name} [{c.mode}] stderr:")
+        run_app.print_block(c.stderr[-4000:])
+    for c in done:
+        status = "FAIL" if c.problems else "PASS"
+        print(f"{status} {c.name} [{c.mode}]: checksum {c.checksum or '-'}, {c.seconds:.2f} s: "
+              f"{summary(c)}")
+    print(f"{len(done) - len(failed)} of {len(done)} cases passed in "
+          f"{time.monotonic() - start:.1f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
