@@ -30,9 +30,9 @@ bool valid_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t type) {
 bool allowed(uint32_t type_bits, uint32_t type) { return type < 32 && (type_bits >> type) & 1u; }
 
 // Uncached host-visible memory with nothing special about it: what steering may hide.
-bool plain_uncached_host_visible(VkMemoryPropertyFlags f) {
-    return (f & kHostVisible) && !(f & kHostCached) &&
-           (f & ~(kDeviceLocal | kHostVisible | kHostCoherent)) == 0;
+// Host-visible memory with nothing but the four plain flags: what steering may hide.
+bool plain_host_visible(VkMemoryPropertyFlags f) {
+    return (f & kHostVisible) && (f & ~(kDeviceLocal | kHostVisible | kHostCoherent | kHostCached)) == 0;
 }
 
 // The memory a reading host wants, usable without any extra feature or flush.
@@ -142,13 +142,22 @@ uint32_t steer_readback_type_bits(const VkPhysicalDeviceMemoryProperties& props,
                                   uint32_t type_bits) {
     const uint32_t count =
         props.memoryTypeCount < VK_MAX_MEMORY_TYPES ? props.memoryTypeCount : VK_MAX_MEMORY_TYPES;
+    // Steering must leave only cached coherent memory to a "first host-visible type" choice:
+    // every other allowed host-visible type goes (uncached ones, and cached non-coherent ones
+    // that would silently need invalidation). If one of them is not plain (AMD
+    // device-coherent, protected...) there is no telling what the application wants from it:
+    // do not steer at all.
     bool cached_coherent_allowed = false;
     uint32_t removable = 0;
     for (uint32_t t = 0; t < count; ++t) {
         if (!allowed(type_bits, t)) continue;
         const VkMemoryPropertyFlags f = props.memoryTypes[t].propertyFlags;
-        if (plain_cached_coherent(f)) cached_coherent_allowed = true;
-        if (plain_uncached_host_visible(f)) removable |= 1u << t;
+        if (plain_cached_coherent(f)) {
+            cached_coherent_allowed = true;
+        } else if (f & kHostVisible) {
+            if (!plain_host_visible(f)) return type_bits;
+            removable |= 1u << t;
+        }
     }
     if (!cached_coherent_allowed || removable == 0) return type_bits;
 

@@ -57,11 +57,12 @@ std::optional<uint32_t> choose_readback_memory_type(const VkPhysicalDeviceMemory
                                                     uint64_t allocation_size);
 
 // Allocator steering: the memoryTypeBits to report for a readback buffer so that an allocator
-// choosing "the first HOST_VISIBLE type" lands in cached memory. Removes the plain host-visible
-// uncached types (flags within DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT) when a plain
-// HOST_VISIBLE|HOST_COHERENT|HOST_CACHED type stays allowed. Never removes anything else, never
-// returns 0 and never leaves the bits without a HOST_VISIBLE|HOST_COHERENT type; returns
-// `type_bits` unchanged when it cannot steer.
+// choosing "the first HOST_VISIBLE type" lands in cached coherent memory. When a plain
+// HOST_VISIBLE|HOST_COHERENT|HOST_CACHED type is allowed, removes every other allowed
+// host-visible type (uncached ones, and cached non-coherent ones); leaves the bits unchanged
+// when one of those carries other flags (AMD device-coherent, protected), since the application
+// may want exactly that. Never removes anything else, never returns 0 and never leaves the bits
+// without a HOST_VISIBLE|HOST_COHERENT type.
 uint32_t steer_readback_type_bits(const VkPhysicalDeviceMemoryProperties& props,
                                   uint32_t type_bits);
 

@@ -161,6 +161,9 @@ void ReadbackTracker::buffer_requirements(VkBuffer buffer, const VkBufferCreateI
 void ReadbackTracker::other_requirements() { thread_hint().tracker = 0; }
 
 uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char** kind) {
+    // A hint serves the one allocation that follows it, whatever that allocation turns out to be.
+    const Hint hint = thread_hint();
+    thread_hint().tracker = 0;
     // Only plain allocations: imported, exported or capture-replay memory keeps its type.
     const VkMemoryDedicatedAllocateInfo* dedicated = nullptr;
     for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext) {
@@ -205,9 +208,7 @@ uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char*
         return reqs.memoryTypeBits;
     }
     const uint32_t safe = safe_targets_[info.memoryTypeIndex];
-    Hint& hint = thread_hint();
     const bool matches = hint.tracker == id_ && (hint.reqs.memoryTypeBits >> info.memoryTypeIndex & 1u);
-    hint.tracker = 0;  // a hint serves one allocation
     if (matches && !hint.probe && info.allocationSize >= hint.reqs.size) {
         std::lock_guard lock(mutex_);
         auto it = readback_buffers_.find(hint.buffer);

@@ -269,14 +269,16 @@ const SteerCase kSteerCases[] = {
     {"nvidia-bar", 0xffffffffu, 0xffffffebu, "bits beyond the type count untouched"},
     {"nvidia-rebar", 0x1f, 0x0b, "same as BAR off"},
     {"nvidia-h200", 0x1f, 0x0b, "same on the H200"},
-    {"amd", 0xff, 0xf9, "hide 1 and 2; device-coherent twins stay"},
-    {"amd", 0x7f, 0x79, "without 7"},
+    {"amd", 0xff, 0xff, "device-coherent host types allowed: no telling what the app wants, unchanged"},
+    {"amd", 0x7f, 0x7f, "without 7: still unchanged"},
+    {"amd", 0x0f, 0x09, "without the twins: hide 1 and 2"},
     {"amd", 0xf7, 0xf7, "only the device-coherent cached type: no steering"},
     {"amd", 0x60, 0x60, "only device-coherent host types: unchanged"},
     {"intel", 0x7, 0x5, "hide the write-combined type"},
     {"intel", 0x3, 0x3, "cached not allowed"},
     {"arm", 0xf, 0xf, "no cached coherent type: unchanged"},
-    {"adreno", 0xf, 0xd, "hide 1; keep the non-coherent cached type"},
+    {"adreno", 0xf, 0x9, "hide 1 and the non-coherent cached 2: 'first host-visible' must be coherent"},
+    {"adreno", 0x7, 0x7, "no cached coherent type: unchanged"},
     {"lavapipe", 0x1, 0x1, "one type"},
     {"no-cached", 0x7, 0x7, "no cached type"},
     {"nvidia-bar", 0x0, 0x0, "nothing in, nothing out"},
@@ -307,8 +309,12 @@ TEST(SteerProperties, NeverZeroNeverWithoutCoherentOnlyUncachedRemoved) {
                 if ((bits >> t) & 1) coherent_before |= coherent;
                 if ((steered >> t) & 1) coherent_after |= coherent;
                 if (((bits & ~steered) >> t) & 1) {
-                    EXPECT_TRUE((f & HV) && !(f & HCACHED)) << "removed type " << t;
+                    EXPECT_TRUE((f & HV) && (f & (HC | HCACHED)) != (HC | HCACHED)) << "removed type " << t;
                     EXPECT_EQ(f & (AMD_DC_DU | PROTECTED | LAZY), 0u) << "removed type " << t;
+                }
+                // Once steered, a "first host-visible type" choice can only be cached coherent.
+                if (steered != bits && ((steered >> t) & 1) && (f & HV)) {
+                    EXPECT_EQ(f & (HC | HCACHED), HC | HCACHED) << "left host-visible type " << t;
                 }
             }
             EXPECT_EQ(coherent_before, coherent_after);
