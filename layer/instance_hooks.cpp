@@ -86,7 +86,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     state->queue_families.resize(family_count);
     instance->dispatch.GetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count,
                                                               state->queue_families.data());
-    if (state->settings.readback != ReadbackMode::Off) state->readback = std::make_unique<ReadbackTracker>(*state);
+    if (state->settings.readback != ReadbackMode::Off || state->settings.readback_steer)
+        state->readback = std::make_unique<ReadbackTracker>(*state);
     log(LogLevel::Info, "active on device %p (%s)", static_cast<void*>(*device), state->properties.deviceName);
     add_device(std::move(state));
     return VK_SUCCESS;

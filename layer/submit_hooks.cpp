@@ -33,9 +33,8 @@ VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fenc
     QueueState* q = find_queue(queue);
     DeviceState* device = q ? q->device : find_device(queue);
     count_submits(*device, count, submits);
-    TrackedSubmission tracked(q, fence);
-    VkResult result = next(queue, count, submits, tracked.fence());
-    tracked.end(result);
+    VkResult result = next(queue, count, submits, fence);
+    note_submission(q, fence, result);
     return result;
 }
 }  // namespace

@@ -87,7 +87,7 @@ struct DeviceState {
     std::vector<VkQueueFamilyProperties> queue_families;
     DeviceStats stats;
     std::unique_ptr<IdleTracker> idle;  // when settings.spin
-    std::unique_ptr<ReadbackTracker> readback;  // when settings.readback is not off
+    std::unique_ptr<ReadbackTracker> readback;  // when readback is not off, or steering is on
     AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
 
     std::mutex mutex;  // guards the maps below

@@ -2,14 +2,6 @@
 
 namespace slipstream {
 
-VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence, bool* own) {
-    *own = false;
-    if (app_fence) return app_fence;
-    VkFence fence = acquire_own_fence(q);
-    *own = fence != VK_NULL_HANDLE;
-    return fence;
-}
-
 VkFence IdleTracker::acquire_own_fence(QueueIdle& q) {
     if (q.own_free.empty() && q.own_signaled.empty()) collect_signaled(q);
     if (q.own_free.empty() && !q.own_signaled.empty()) {
@@ -52,24 +44,37 @@ void IdleTracker::forget_app_fence(QueueIdle& q) {
     q.last_is_own = false;
 }
 
-void IdleTracker::after_submit(QueueIdle& q, VkFence fence, bool own, VkResult result) {
+void IdleTracker::after_submit(QueueIdle& q, VkFence app_fence, VkResult result) {
     if (result != VK_SUCCESS) {
-        // Nothing was submitted, so our fence is still unsignaled and free; but stay cautious
-        // about the queue and let the driver answer the next idle wait.
-        if (own) q.own_free.push_back(fence);
+        // Nothing was submitted, but stay cautious: let the driver answer the next idle wait.
         mark_unknown(q);
         return;
     }
+    if (q.activity == QueueActivity::Unknown) return;  // until the driver's next idle wait
     forget_app_fence(q);
-    if (!fence) {
-        q.activity = QueueActivity::Unknown;
+    if (!app_fence) {
+        q.activity = QueueActivity::Busy;
         return;
     }
-    if (own) q.own_pending.push_back(fence);
-    else app_fences_[fence] = &q;
-    q.last_fence = fence;
-    q.last_is_own = own;
+    app_fences_[app_fence] = &q;
+    q.last_fence = app_fence;
+    q.last_is_own = false;
     q.activity = QueueActivity::Pending;
+}
+
+bool IdleTracker::fence_busy_queue(QueueIdle& q, VkQueue queue) {
+    if (q.activity != QueueActivity::Busy) return q.activity == QueueActivity::Pending || q.activity == QueueActivity::Idle;
+    VkFence fence = acquire_own_fence(q);
+    if (!fence) return false;
+    if (d_.QueueSubmit(queue, 0, nullptr, fence) != VK_SUCCESS) {
+        q.own_free.push_back(fence);  // not submitted: still unsignaled
+        return false;
+    }
+    q.own_pending.push_back(fence);
+    q.last_fence = fence;
+    q.last_is_own = true;
+    q.activity = QueueActivity::Pending;
+    return true;
 }
 
 void IdleTracker::mark_unknown(QueueIdle& q) {

@@ -244,7 +244,7 @@ VkResult ReadbackTracker::allocate(const VkMemoryAllocateInfo* info, const VkAll
                                    VkDeviceMemory* memory) {
     auto pass = [&] { return d_.dispatch.AllocateMemory(d_.device, info, allocator, memory); };
     const uint32_t app_type = info->memoryTypeIndex;
-    if (app_type >= d_.memory_properties.memoryTypeCount) {
+    if (d_.settings.readback == ReadbackMode::Off || app_type >= d_.memory_properties.memoryTypeCount) {
         thread_hint().tracker = 0;
         return pass();
     }

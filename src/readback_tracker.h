@@ -1,5 +1,6 @@
 // Finding the memory the host reads back, and moving it to cached memory (the policy itself is
-// readback_policy.h). One per device, when VK_SLIPSTREAM_READBACK is not off.
+// readback_policy.h). One per device, when VK_SLIPSTREAM_READBACK is not off or
+// VK_SLIPSTREAM_READBACK_STEER is on (steering works on its own too).
 //
 // Evidence that an allocation is host-read staging (VK_SLIPSTREAM_READBACK=auto):
 //  - a dedicated allocation for a readback buffer (usage TRANSFER_DST, optionally TRANSFER_SRC,

@@ -106,12 +106,20 @@ VkResult queue_wait_idle(QueueState& q) {
         if (error != VK_SUCCESS) return error;
         return a == QueueActivity::Idle ? VK_SUCCESS : a == QueueActivity::Pending ? VK_NOT_READY : VK_INCOMPLETE;
     };
-    VkResult first = poll();
-    if (first == VK_SUCCESS) {
-        d.stats.add(Counter::IdleShortcuts);
-        return VK_SUCCESS;
+    VkResult first;
+    {
+        std::lock_guard lock(t.mutex());
+        VkResult error;
+        QueueActivity a = t.poll(q.idle, &error);
+        if (error != VK_SUCCESS) return error;
+        if (a == QueueActivity::Idle) {
+            d.stats.add(Counter::IdleShortcuts);
+            return VK_SUCCESS;
+        }
+        first = (a == QueueActivity::Pending || (a == QueueActivity::Busy && t.fence_busy_queue(q.idle, q.queue)))
+                    ? VK_NOT_READY
+                    : VK_INCOMPLETE;
     }
-    if (first < 0) return first;
     auto block = [&](uint64_t) { return d.dispatch.QueueWaitIdle(q.queue); };
     VkResult r = first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
     if (r == VK_SUCCESS) {
@@ -137,11 +145,16 @@ VkResult device_wait_idle(DeviceState& d) {
             VkResult error;
             QueueActivity a = t.poll(q->idle, &error);
             if (error != VK_SUCCESS) return error;
-            if (a == QueueActivity::Unknown) return VK_INCOMPLETE;
+            if (a == QueueActivity::Unknown || a == QueueActivity::Busy) return VK_INCOMPLETE;
             if (a == QueueActivity::Pending) result = VK_NOT_READY;
         }
         return result;
     };
+    {
+        std::lock_guard lock(t.mutex());
+        for (QueueState* q : queues)
+            if (q->idle.activity == QueueActivity::Busy) t.fence_busy_queue(q->idle, q->queue);
+    }
     VkResult first = poll();
     if (first == VK_SUCCESS) {
         d.stats.add(Counter::IdleShortcuts);
@@ -175,19 +188,10 @@ void note_untracked_queue_work(QueueState& q) {
     q.device->idle->mark_unknown(q.idle);
 }
 
-TrackedSubmission::TrackedSubmission(QueueState* q, VkFence app_fence) : q_(q), fence_(app_fence) {
-    if (!q_ || !q_->device->idle) {
-        q_ = nullptr;
-        return;
-    }
-    std::lock_guard lock(q_->device->idle->mutex());
-    fence_ = q_->device->idle->fence_for_submit(q_->idle, app_fence, &own_);
-}
-
-void TrackedSubmission::end(VkResult result) {
-    if (!q_) return;
-    std::lock_guard lock(q_->device->idle->mutex());
-    q_->device->idle->after_submit(q_->idle, fence_, own_, result);
+void note_submission(QueueState* q, VkFence app_fence, VkResult result) {
+    if (!q || !q->device->idle) return;
+    std::lock_guard lock(q->device->idle->mutex());
+    q->device->idle->after_submit(q->idle, app_fence, result);
 }
 
 }  // namespace slipstream

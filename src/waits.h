@@ -21,18 +21,7 @@ void release_fences(DeviceState& d, uint32_t count, const VkFence* fences);
 // Queue work the layer cannot follow (sparse binding, present).
 void note_untracked_queue_work(QueueState& q);
 
-// Wraps one submission so the queue's idleness stays known: begin() picks the fence to
-// submit with, end() records the outcome.
-class TrackedSubmission {
-public:
-    TrackedSubmission(QueueState* q, VkFence app_fence);
-    VkFence fence() const { return fence_; }
-    void end(VkResult result);
-
-private:
-    QueueState* q_;
-    VkFence fence_;
-    bool own_ = false;
-};
+// After the application's submission on `q` (null if the layer does not know the queue).
+void note_submission(QueueState* q, VkFence app_fence, VkResult result);
 
 }  // namespace slipstream

@@ -47,6 +47,7 @@ IGNORED_PREFIX = "ignored validation-layer self-report:"
 CHECKSUM_RE = re.compile(r"^checksum: ([0-9a-f]{16})$")
 QUEUE_SUBMIT_CHECK = "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT"
 STATS_VAR = "VK_SLIPSTREAM_STATS_FILE"
+ARGS_ENV = []  # --env VAR=VALUE items
 SKIP_STATS_VAR = "SLIPSTREAM_SUITE_SKIP_STATS_CHECK"
 
 
@@ -67,6 +68,8 @@ def parse_args(argv):
                    help="with --expect-validation-messages: a line of the validation run "
                         "must match this (repeatable)")
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
+                   help="set in every mode's environment (repeatable)")
     args = p.parse_args(ours)
     args.modes = [m for m in args.modes.split(",") if m]
     # SLIPSTREAM_SUITE_MODES narrows the modes run (the ThreadSanitizer stage leaves out the
@@ -82,6 +85,7 @@ def parse_args(argv):
     if args.expect_validation_messages and "validation" not in args.modes:
         p.error("--expect-validation-messages needs the validation mode in --modes")
     args.program = program
+    ARGS_ENV.extend(args.env)
     return args
 
 
@@ -89,6 +93,9 @@ def mode_env(mode, build_dir, stats_file):
     env = slipstream_env.layer_env(mode, build_dir)
     if mode == "validation" and QUEUE_SUBMIT_CHECK not in env.get("VK_LAYER_ENABLES", ""):
         sys.exit("run_app.py: slipstream_env no longer enables cross-submission sync validation")
+    for item in ARGS_ENV:
+        name, _, value = item.partition("=")
+        env[name] = value
     env.pop(STATS_VAR, None)
     if stats_file:
         env[STATS_VAR] = stats_file
