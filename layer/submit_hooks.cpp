@@ -33,8 +33,9 @@ VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fenc
     QueueState* q = find_queue(queue);
     DeviceState* device = q ? q->device : find_device(queue);
     count_submits(*device, count, submits);
-    VkResult result = next(queue, count, submits, fence);
-    note_submission(q, fence, result);
+    TrackedSubmission tracked(q, fence);
+    VkResult result = next(queue, count, submits, tracked.fence());
+    tracked.end(result);
     return result;
 }
 }  // namespace

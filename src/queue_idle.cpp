@@ -44,22 +44,41 @@ void IdleTracker::forget_app_fence(QueueIdle& q) {
     q.last_is_own = false;
 }
 
-void IdleTracker::after_submit(QueueIdle& q, VkFence app_fence, VkResult result) {
+VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence) {
+    if (app_fence || !q.fence_at_submit() || q.activity == QueueActivity::Unknown) return app_fence;
+    return acquire_own_fence(q);
+}
+
+void IdleTracker::after_submit(QueueIdle& q, VkFence app_fence, VkFence fence, VkResult result) {
+    const bool own = fence && fence != app_fence;
     if (result != VK_SUCCESS) {
-        // Nothing was submitted, but stay cautious: let the driver answer the next idle wait.
+        // Nothing was submitted (our fence is still unsignaled and free), but stay cautious:
+        // let the driver answer the next idle wait.
+        if (own) q.own_free.push_back(fence);
         mark_unknown(q);
         return;
     }
-    if (q.activity == QueueActivity::Unknown) return;  // until the driver's next idle wait
+    if (!app_fence) ++q.fenceless_since_wait;
+    if (q.activity == QueueActivity::Unknown) {  // until the driver's next idle wait
+        if (own) q.own_pending.push_back(fence);
+        return;
+    }
     forget_app_fence(q);
-    if (!app_fence) {
+    if (!fence) {
         q.activity = QueueActivity::Busy;
         return;
     }
-    app_fences_[app_fence] = &q;
-    q.last_fence = app_fence;
-    q.last_is_own = false;
+    if (own) q.own_pending.push_back(fence);
+    else app_fences_[fence] = &q;
+    q.last_fence = fence;
+    q.last_is_own = own;
     q.activity = QueueActivity::Pending;
+}
+
+void IdleTracker::note_idle_wait(QueueIdle& q) {
+    const uint32_t n = q.fenceless_since_wait > 1024 ? 1024 : q.fenceless_since_wait;
+    q.fenceless_per_wait_x16 = (q.fenceless_per_wait_x16 + n * 16) / 2;
+    q.fenceless_since_wait = 0;
 }
 
 bool IdleTracker::fence_busy_queue(QueueIdle& q, VkQueue queue) {

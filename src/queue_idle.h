@@ -2,11 +2,14 @@
 //
 // A submission that carries an application fence is followed through that fence: once it
 // signals, everything submitted to the queue before it has completed. A submission without
-// one costs nothing at submit time (on NVIDIA a fence on a submit costs ~5 us of CPU); the
-// queue is then merely "busy", and an idle wait on it first submits an empty batch with a
-// fence of Slipstream's (the spec: it signals once all work submitted earlier has completed),
-// then polls that fence before blocking. The empty submission overlaps the GPU work the wait
-// is for anyway.
+// one either gets a fence of Slipstream's attached, or leaves the queue merely "busy", and an
+// idle wait on a busy queue first submits an empty batch with a fence of ours (the spec: it
+// signals once all work submitted earlier has completed), then polls that fence.
+// Which of the two is a per-queue choice learnt from the application: a fence on a submit
+// costs ~5 us of CPU on NVIDIA, the empty fenced batch at wait time ~6 us on the wait's
+// critical path. A queue whose idle waits follow about every submission (Halide's runtime:
+// submit, vkQueueWaitIdle) gets fences at submit; one with many submissions per wait
+// (back-to-back launches) gets them only when a wait comes.
 //
 // An application fence is only polled while it is still the queue's latest and the
 // application has not reset, destroyed or re-imported it: those calls drop it from tracking
@@ -37,6 +40,11 @@ struct QueueIdle {
     std::deque<VkFence> own_pending;   // our fences, in submission order
     std::vector<VkFence> own_signaled;  // completed: reset before reuse
     std::vector<VkFence> own_free;      // unsignaled, ready to attach
+    // Fence-less submissions since the last idle wait, and their moving average per idle wait
+    // (x16, weight 1/2): at most 2 per wait means fences go on at submit time.
+    uint32_t fenceless_since_wait = 0;
+    uint32_t fenceless_per_wait_x16 = 4 * 16;
+    bool fence_at_submit() const { return fenceless_per_wait_x16 <= 2 * 16; }
 };
 
 class IdleTracker {
@@ -49,8 +57,14 @@ public:
     IdleTracker(const IdleTracker&) = delete;
     IdleTracker& operator=(const IdleTracker&) = delete;
 
-    // After the application's submission (app_fence may be null).
-    void after_submit(QueueIdle& q, VkFence app_fence, VkResult result);
+    // The fence to submit with: the application's, or (when this queue attaches fences at
+    // submit time) one of ours, or null.
+    VkFence fence_for_submit(QueueIdle& q, VkFence app_fence);
+    // After the submission, with the fence it carried (`fence` is ours when it differs from
+    // `app_fence`).
+    void after_submit(QueueIdle& q, VkFence app_fence, VkFence fence, VkResult result);
+    // An idle wait is about to look at the queue: learn how many submissions it covers.
+    void note_idle_wait(QueueIdle& q);
     // A Busy queue gets an empty submission with a fence of ours, and becomes Pending on it.
     // Returns false when that cannot be done (the caller lets the driver wait).
     bool fence_busy_queue(QueueIdle& q, VkQueue queue);

@@ -109,6 +109,7 @@ VkResult queue_wait_idle(QueueState& q) {
     VkResult first;
     {
         std::lock_guard lock(t.mutex());
+        t.note_idle_wait(q.idle);
         VkResult error;
         QueueActivity a = t.poll(q.idle, &error);
         if (error != VK_SUCCESS) return error;
@@ -152,8 +153,10 @@ VkResult device_wait_idle(DeviceState& d) {
     };
     {
         std::lock_guard lock(t.mutex());
-        for (QueueState* q : queues)
+        for (QueueState* q : queues) {
+            t.note_idle_wait(q->idle);
             if (q->idle.activity == QueueActivity::Busy) t.fence_busy_queue(q->idle, q->queue);
+        }
     }
     VkResult first = poll();
     if (first == VK_SUCCESS) {
@@ -188,10 +191,19 @@ void note_untracked_queue_work(QueueState& q) {
     q.device->idle->mark_unknown(q.idle);
 }
 
-void note_submission(QueueState* q, VkFence app_fence, VkResult result) {
-    if (!q || !q->device->idle) return;
-    std::lock_guard lock(q->device->idle->mutex());
-    q->device->idle->after_submit(q->idle, app_fence, result);
+TrackedSubmission::TrackedSubmission(QueueState* q, VkFence app_fence) : q_(q), app_fence_(app_fence), fence_(app_fence) {
+    if (!q_ || !q_->device->idle) {
+        q_ = nullptr;
+        return;
+    }
+    std::lock_guard lock(q_->device->idle->mutex());
+    fence_ = q_->device->idle->fence_for_submit(q_->idle, app_fence);
+}
+
+void TrackedSubmission::end(VkResult result) {
+    if (!q_) return;
+    std::lock_guard lock(q_->device->idle->mutex());
+    q_->device->idle->after_submit(q_->idle, app_fence_, fence_, result);
 }
 
 }  // namespace slipstream

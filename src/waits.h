@@ -21,7 +21,17 @@ void release_fences(DeviceState& d, uint32_t count, const VkFence* fences);
 // Queue work the layer cannot follow (sparse binding, present).
 void note_untracked_queue_work(QueueState& q);
 
-// After the application's submission on `q` (null if the layer does not know the queue).
-void note_submission(QueueState* q, VkFence app_fence, VkResult result);
+// Wraps one submission so the queue's idleness stays known: fence() is what to submit with
+// (the application's fence, or one of ours on queues that attach fences at submit time).
+class TrackedSubmission {
+public:
+    TrackedSubmission(QueueState* q, VkFence app_fence);
+    VkFence fence() const { return fence_; }
+    void end(VkResult result);
+
+private:
+    QueueState* q_;
+    VkFence app_fence_, fence_;
+};
 
 }  // namespace slipstream

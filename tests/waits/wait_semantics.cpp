@@ -120,9 +120,10 @@ struct Busy {
     void check(uint32_t i, uint32_t seed, const char* what) {
         const uint32_t* v = static_cast<const uint32_t*>(buffers[i].mapped);
         for (uint32_t k = 0; k < kInvocations; k += 37) {
-            uint32_t want = expected_value(seed, k);
-            if (v[k] != want) {
-                EXPECT(false, "%s: slot %u[%u] = %08x, expected %08x (work not complete?)", what, i, k, v[k], want);
+            const uint32_t want = expected_value(seed, k);
+            const uint32_t got = v[k];  // read once: the GPU may still be writing it
+            if (got != want) {
+                EXPECT(false, "%s: slot %u[%u] = %08x, expected %08x (work not complete?)", what, i, k, got, want);
                 return;
             }
         }
