@@ -252,6 +252,28 @@ void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<
     vkUpdateDescriptorSets(ctx.device, uint32_t(writes.size()), writes.data(), 0, nullptr);
 }
 
+StorageSet create_storage_set(Context& ctx, const ComputePipeline& pipe, const std::vector<VkBuffer>& buffers) {
+    StorageSet s;
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, uint32_t(buffers.size())};
+    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dpi.maxSets = 1;
+    dpi.poolSizeCount = 1;
+    dpi.pPoolSizes = &size;
+    VK_CHECK(vkCreateDescriptorPool(ctx.device, &dpi, nullptr, &s.pool));
+    VkDescriptorSetAllocateInfo dsa{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    dsa.descriptorPool = s.pool;
+    dsa.descriptorSetCount = 1;
+    dsa.pSetLayouts = &pipe.set_layout;
+    VK_CHECK(vkAllocateDescriptorSets(ctx.device, &dsa, &s.set));
+    write_storage_buffers(ctx, s.set, buffers);
+    return s;
+}
+
+void destroy_storage_set(Context& ctx, StorageSet& s) {
+    vkDestroyDescriptorPool(ctx.device, s.pool, nullptr);
+    s = StorageSet{};
+}
+
 VkCommandPool create_command_pool(Context& ctx, VkCommandPoolCreateFlags flags) {
     VkCommandPoolCreateInfo ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     ci.flags = flags;

@@ -85,6 +85,14 @@ ComputePipeline create_compute_pipeline(Context& ctx, const uint32_t* code, size
                                         uint32_t binding_count, uint32_t push_constant_bytes);
 void destroy_compute_pipeline(Context& ctx, ComputePipeline& p);
 
+// A descriptor pool with one set of `pipe`'s layout, its bindings 0..n-1 written with `buffers`.
+struct StorageSet {
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+};
+StorageSet create_storage_set(Context& ctx, const ComputePipeline& pipe, const std::vector<VkBuffer>& buffers);
+void destroy_storage_set(Context& ctx, StorageSet& s);
+
 // Writes storage-buffer bindings 0..n-1 of `set` to the whole of each buffer.
 void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<VkBuffer>& buffers);
 

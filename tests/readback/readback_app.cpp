@@ -29,6 +29,7 @@
 // `scenario <name>: skipped (<why>)`; a mismatch prints `scenario <name>: FAILED ...`. The
 // program ends with `checksum: <16 hex>` (FNV-1a over every verified byte) and exits non-zero on
 // any mismatch or validation message.
+#include "suite_util.h"  // tests/apps: Rng
 #include "vk_app.h"
 
 #include <algorithm>
@@ -50,18 +51,7 @@ constexpr VkBufferUsageFlags kDeviceUsage =
 
 constexpr VkDeviceSize kKiB = 1024, kMiB = 1024 * 1024;
 
-// Deterministic pseudo-random numbers (splitmix64).
-struct Rng {
-    uint64_t state;
-    explicit Rng(uint64_t seed) : state(seed) {}
-    uint64_t next() {
-        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    uint32_t next32() { return uint32_t(next() >> 32); }
-};
+using suite::Rng;
 
 VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return a ? (v + a - 1) / a * a : v; }
 

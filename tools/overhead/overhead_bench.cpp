@@ -25,20 +25,8 @@ int main(int argc, char** argv) {
     vkapp::Context ctx = vkapp::create_context("slipstream-overhead");
     vkapp::Buffer buffer = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0);
     vkapp::ComputePipeline pipe = vkapp::create_compute_pipeline(ctx, tiny_comp, sizeof tiny_comp, 1, 0);
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1};
-    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    dpi.maxSets = 1;
-    dpi.poolSizeCount = 1;
-    dpi.pPoolSizes = &size;
-    VkDescriptorPool dpool;
-    VK_CHECK(vkCreateDescriptorPool(ctx.device, &dpi, nullptr, &dpool));
-    VkDescriptorSetAllocateInfo dsa{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    dsa.descriptorPool = dpool;
-    dsa.descriptorSetCount = 1;
-    dsa.pSetLayouts = &pipe.set_layout;
-    VkDescriptorSet set;
-    VK_CHECK(vkAllocateDescriptorSets(ctx.device, &dsa, &set));
-    vkapp::write_storage_buffers(ctx, set, {buffer.buffer});
+    vkapp::StorageSet storage = vkapp::create_storage_set(ctx, pipe, {buffer.buffer});
+    VkDescriptorSet set = storage.set;
 
     VkCommandPool pool = vkapp::create_command_pool(ctx, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
@@ -80,7 +68,7 @@ int main(int argc, char** argv) {
                         submit / submits * 1e6);
     }
     vkDestroyCommandPool(ctx.device, pool, nullptr);
-    vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
+    vkapp::destroy_storage_set(ctx, storage);
     vkapp::destroy_compute_pipeline(ctx, pipe);
     vkapp::destroy_buffer(ctx, buffer);
     return vkapp::finish(ctx, 0);
