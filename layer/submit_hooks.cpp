@@ -27,30 +27,30 @@ void count_submits(DeviceState& device, uint32_t count, const VkSubmitInfo2* sub
             count_command_buffer(device, submits[i].pCommandBufferInfos[j].commandBuffer);
 }
 
-template <typename Info>
-VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fence,
-                VkResult(VKAPI_PTR* next)(VkQueue, uint32_t, const Info*, VkFence)) {
+// One device lookup per submission: the queue's state knows its device.
+template <typename Info, typename Next>
+VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fence, Next VkLayerDispatchTable::*next) {
     QueueState* q = find_queue(queue);
     DeviceState* device = q ? q->device : find_device(queue);
     count_submits(*device, count, submits);
     TrackedSubmission tracked(q, fence);
-    VkResult result = next(queue, count, submits, tracked.fence());
+    VkResult result = (device->dispatch.*next)(queue, count, submits, tracked.fence());
     tracked.end(result);
     return result;
 }
 }  // namespace
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFence fence) {
-    return submit(queue, count, submits, fence, find_device(queue)->dispatch.QueueSubmit);
+    return submit(queue, count, submits, fence, &VkLayerDispatchTable::QueueSubmit);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, VkFence fence) {
-    return submit(queue, count, submits, fence, find_device(queue)->dispatch.QueueSubmit2);
+    return submit(queue, count, submits, fence, &VkLayerDispatchTable::QueueSubmit2);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits,
                                                VkFence fence) {
-    return submit(queue, count, submits, fence, find_device(queue)->dispatch.QueueSubmit2KHR);
+    return submit(queue, count, submits, fence, &VkLayerDispatchTable::QueueSubmit2KHR);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, const VkBindSparseInfo* binds,
