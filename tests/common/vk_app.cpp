@@ -49,6 +49,8 @@ Context create_context(const char* app_name, const ContextOptions& options) {
     if (debug_utils) exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ici.pApplicationInfo = &app;
+    ici.enabledLayerCount = uint32_t(options.layers.size());
+    ici.ppEnabledLayerNames = options.layers.data();
     ici.enabledExtensionCount = uint32_t(exts.size());
     ici.ppEnabledExtensionNames = exts.data();
     VK_CHECK(vkCreateInstance(&ici, nullptr, &ctx.instance));

@@ -28,6 +28,7 @@ struct ContextOptions {
     bool synchronization2 = false;  // enable the Vulkan 1.3 feature
     bool timeline_semaphores = false;
     uint32_t queue_count = 1;       // queues requested from the chosen family (clamped)
+    std::vector<const char*> layers;  // instance layers to enable by name
 };
 
 struct Context {

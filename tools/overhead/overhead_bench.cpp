@@ -1,75 +1,127 @@
-// slipstream-overhead: the CPU cost the layer adds to the two hottest paths, measured by
-// running the same program with and without it (overhead_report.py does both, interleaved).
+// slipstream-overhead: the CPU cost the layer adds to the two hottest paths.
 //   record: ns per vkCmdDispatch recorded (N dispatches into one command buffer)
 //   submit: µs per vkQueueSubmit of a one-dispatch command buffer, N back to back, no fence
-// Prints one JSON object per repetition on stdout.
+// Both configurations live in one process: one instance without layers, one that enables
+// VK_LAYER_slipstream by name (its manifest must be findable, e.g. through VK_ADD_LAYER_PATH).
+// Repetitions alternate between them, so driver and machine noise hits both alike; the
+// minimum over repetitions is the least disturbed measurement. Prints one JSON object.
 #include "vk_app.h"
 #include "tiny_comp.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// One device with a tiny compute pipeline and two command buffers.
+struct Rig {
+    vkapp::Context ctx;
+    vkapp::Buffer buffer;
+    vkapp::ComputePipeline pipe;
+    vkapp::StorageSet storage;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer big = VK_NULL_HANDLE, small = VK_NULL_HANDLE;
+
+    explicit Rig(std::vector<const char*> layers) {
+        vkapp::ContextOptions options;
+        options.layers = std::move(layers);
+        ctx = vkapp::create_context("slipstream-overhead", options);
+        buffer = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0);
+        pipe = vkapp::create_compute_pipeline(ctx, tiny_comp, sizeof tiny_comp, 1, 0);
+        storage = vkapp::create_storage_set(ctx, pipe, {buffer.buffer});
+        pool = vkapp::create_command_pool(ctx, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
+        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ai.commandPool = pool;
+        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ai.commandBufferCount = 2;
+        VkCommandBuffer cbs[2];
+        VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, cbs));
+        big = cbs[0];
+        small = cbs[1];
+        // The small command buffer, submitted many times: one dispatch after a barrier.
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        VK_CHECK(vkBeginCommandBuffer(small, &bi));
+        bind(small);
+        vkapp::barrier(small, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        vkCmdDispatch(small, 1, 1, 1);
+        VK_CHECK(vkEndCommandBuffer(small));
+    }
+    ~Rig() {
+        vkDestroyCommandPool(ctx.device, pool, nullptr);
+        vkapp::destroy_storage_set(ctx, storage);
+        vkapp::destroy_compute_pipeline(ctx, pipe);
+        vkapp::destroy_buffer(ctx, buffer);
+        vkapp::destroy_context(ctx);
+    }
+    void bind(VkCommandBuffer cb) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &storage.set, 0, nullptr);
+    }
+    // ns per vkCmdDispatch, recorded and never submitted: recording is what is timed.
+    double record_ns(int dispatches) {
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        VK_CHECK(vkBeginCommandBuffer(big, &bi));
+        bind(big);
+        Clock::time_point t0 = Clock::now();
+        for (int i = 0; i < dispatches; ++i) vkCmdDispatch(big, 1, 1, 1);
+        double s = seconds_since(t0);
+        VK_CHECK(vkEndCommandBuffer(big));
+        return s / dispatches * 1e9;
+    }
+    // µs per fence-less vkQueueSubmit, back to back; then the queue is drained (not timed).
+    double submit_us(int submits) {
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &small;
+        Clock::time_point t0 = Clock::now();
+        for (int i = 0; i < submits; ++i) VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, VK_NULL_HANDLE));
+        double s = seconds_since(t0);
+        VK_CHECK(vkQueueWaitIdle(ctx.queue));
+        return s / submits * 1e6;
+    }
+};
+
+std::string list(const std::vector<double>& v) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+    return out + "]";
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-    int reps = 7, dispatches = 20000, submits = 2000;
+    int reps = 15, dispatches = 20000, submits = 2000;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--dispatches")) dispatches = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--submits")) submits = std::atoi(argv[i + 1]);
     }
-    vkapp::Context ctx = vkapp::create_context("slipstream-overhead");
-    vkapp::Buffer buffer = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0);
-    vkapp::ComputePipeline pipe = vkapp::create_compute_pipeline(ctx, tiny_comp, sizeof tiny_comp, 1, 0);
-    vkapp::StorageSet storage = vkapp::create_storage_set(ctx, pipe, {buffer.buffer});
-    VkDescriptorSet set = storage.set;
-
-    VkCommandPool pool = vkapp::create_command_pool(ctx, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 2;
-    VkCommandBuffer cbs[2];
-    VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, cbs));
-    VkCommandBuffer big = cbs[0], small = cbs[1];
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-
-    // The small command buffer, submitted many times: one dispatch after a barrier.
-    VK_CHECK(vkBeginCommandBuffer(small, &bi));
-    vkCmdBindPipeline(small, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
-    vkCmdBindDescriptorSets(small, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &set, 0, nullptr);
-    vkapp::barrier(small, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    vkCmdDispatch(small, 1, 1, 1);
-    VK_CHECK(vkEndCommandBuffer(small));
-
-    for (int rep = 0; rep < reps + 1; ++rep) {  // the first repetition warms up
-        VK_CHECK(vkBeginCommandBuffer(big, &bi));
-        vkCmdBindPipeline(big, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
-        vkCmdBindDescriptorSets(big, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &set, 0, nullptr);
-        Clock::time_point t0 = Clock::now();
-        for (int i = 0; i < dispatches; ++i) vkCmdDispatch(big, 1, 1, 1);
-        double record = seconds_since(t0);
-        VK_CHECK(vkEndCommandBuffer(big));  // recorded, never submitted: recording is what we time
-
-        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-        si.commandBufferCount = 1;
-        si.pCommandBuffers = &small;
-        t0 = Clock::now();
-        for (int i = 0; i < submits; ++i) VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, VK_NULL_HANDLE));
-        double submit = seconds_since(t0);
-        VK_CHECK(vkQueueWaitIdle(ctx.queue));
-        if (rep > 0)
-            std::printf("{\"record_dispatch_ns\": %.2f, \"queue_submit_us\": %.3f}\n", record / dispatches * 1e9,
-                        submit / submits * 1e6);
+    int failures = 0;
+    {
+        Rig off({});
+        Rig on({"VK_LAYER_slipstream"});
+        std::vector<double> record[2], submit[2];
+        Rig* rigs[2] = {&off, &on};
+        for (int rep = 0; rep <= reps; ++rep) {  // repetition 0 warms both up
+            for (int k = 0; k < 2; ++k) {
+                int which = (rep + k) % 2;  // alternate who goes first
+                double r = rigs[which]->record_ns(dispatches);
+                double s = rigs[which]->submit_us(submits);
+                if (rep == 0) continue;
+                record[which].push_back(r);
+                submit[which].push_back(s);
+            }
+        }
+        std::printf("{\"device\": \"%s\", \"dispatches\": %d, \"submits\": %d, \"record_ns\": {\"off\": %s, \"on\": %s}, "
+                    "\"submit_us\": {\"off\": %s, \"on\": %s}}\n",
+                    off.ctx.properties.deviceName, dispatches, submits, list(record[0]).c_str(), list(record[1]).c_str(),
+                    list(submit[0]).c_str(), list(submit[1]).c_str());
+        failures = vkapp::g_validation_messages.load();
     }
-    vkDestroyCommandPool(ctx.device, pool, nullptr);
-    vkapp::destroy_storage_set(ctx, storage);
-    vkapp::destroy_compute_pipeline(ctx, pipe);
-    vkapp::destroy_buffer(ctx, buffer);
-    return vkapp::finish(ctx, 0);
+    return failures ? 1 : 0;
 }
