@@ -52,9 +52,6 @@ public:
     void buffer_bound(VkBuffer buffer, VkDeviceMemory memory);
     void image_bound(VkImage image, VkDeviceMemory memory);
 
-    // Types that `from` may be redirected to without invalidating any probed resource class.
-    uint32_t safe_targets(uint32_t from) const { return safe_targets_[from]; }
-
 private:
     struct Redirected {
         uint32_t app_type, real_type;
@@ -68,6 +65,7 @@ private:
 
     DeviceState& d_;
     const uint64_t id_;  // tells this tracker's thread-local hints from another device's
+    // Types that each type may be redirected to without invalidating any probed resource class.
     uint32_t safe_targets_[VK_MAX_MEMORY_TYPES] = {};
     std::mutex mutex_;   // guards the maps
     std::unordered_map<VkBuffer, bool> readback_buffers_;  // -> bound yet
