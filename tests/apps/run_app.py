@@ -89,6 +89,27 @@ def parse_args(argv):
     return args
 
 
+def run_program(argv, env, timeout, into):
+    """Runs argv, filling into.rc, .stdout, .stderr, .seconds and .problems (timeouts, a
+    program that cannot start). Returns False when it could not run at all."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout)
+        into.rc = proc.returncode
+        into.stdout = proc.stdout.decode("utf-8", "replace")
+        into.stderr = proc.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as e:
+        into.stdout = (e.stdout or b"").decode("utf-8", "replace")
+        into.stderr = (e.stderr or b"").decode("utf-8", "replace")
+        into.problems.append(f"timed out after {timeout:g} s")
+    except OSError as e:
+        into.problems.append(f"could not run {argv[0]}: {e}")
+        return False
+    into.seconds = time.monotonic() - start
+    return True
+
+
 def mode_env(mode, build_dir, stats_file):
     env = slipstream_env.layer_env(mode, build_dir)
     if mode == "validation" and QUEUE_SUBMIT_CHECK not in env.get("VK_LAYER_ENABLES", ""):
@@ -139,21 +160,8 @@ def run_mode(args, mode, tmpdir):
     run = Run(mode)
     stats_file = os.path.join(tmpdir, f"stats-{mode}.json") if mode != "off" else None
     env = mode_env(mode, args.build_dir, stats_file)
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(args.program, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=args.timeout)
-        run.rc = proc.returncode
-        run.stdout = proc.stdout.decode("utf-8", "replace")
-        run.stderr = proc.stderr.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired as e:
-        run.stdout = (e.stdout or b"").decode("utf-8", "replace")
-        run.stderr = (e.stderr or b"").decode("utf-8", "replace")
-        run.problems.append(f"timed out after {args.timeout:g} s")
-    except OSError as e:
-        run.problems.append(f"could not run {args.program[0]}: {e}")
+    if not run_program(args.program, env, args.timeout, run):
         return run
-    run.seconds = time.monotonic() - start
 
     matches = (CHECKSUM_RE.match(line.strip()) for line in run.stdout.splitlines())
     sums = [m.group(1) for m in matches if m]

@@ -238,21 +238,8 @@ def run(case, args, tmpdir, extra_env):
     env.update(case.env)
     if case.mode != "off":
         env.update(extra_env)
-    start = time.monotonic()
-    try:
-        proc = subprocess.run([args.app], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=args.timeout)
-        case.rc = proc.returncode
-        case.stdout = proc.stdout.decode("utf-8", "replace")
-        case.stderr = proc.stderr.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired as e:
-        case.stdout = (e.stdout or b"").decode("utf-8", "replace")
-        case.stderr = (e.stderr or b"").decode("utf-8", "replace")
-        case.problems.append(f"timed out after {args.timeout:g} s")
-    except OSError as e:
-        case.problems.append(f"could not run {args.app}: {e}")
+    if not run_app.run_program([args.app], env, args.timeout, case):
         return case
-    case.seconds = time.monotonic() - start
     case.report = load_json(report_path)
     case.stats = load_json(stats_path)
     check(case)
