@@ -1,9 +1,9 @@
 // Instance and device creation: walk the loader's layer chain, build dispatch tables, and
 // create the layer state that every later call finds.
 #include "hooks.h"
+#include "dispatch.h"
 #include "object_state.h"
 
-#include <vulkan/vk_dispatch_table_helper.h>
 
 #include <cstring>
 
@@ -40,7 +40,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* info, 
     state->settings = settings;
     if (info->pApplicationInfo && info->pApplicationInfo->apiVersion)
         state->api_version = info->pApplicationInfo->apiVersion;
-    layer_init_instance_dispatch_table(*instance, &state->dispatch, next_gipa);
+    init_instance_dispatch(*instance, &state->dispatch, next_gipa);
     add_instance(std::move(state));
     log(LogLevel::Info, "active on instance %p", static_cast<void*>(*instance));
     return VK_SUCCESS;
@@ -77,7 +77,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     state->instance = instance;
     state->settings = instance->settings;
     state->set_loader_data = loader_data ? loader_data->u.pfnSetDeviceLoaderData : nullptr;
-    layer_init_device_dispatch_table(*device, &state->dispatch, next_gdpa);
+    init_device_dispatch(*device, &state->dispatch, next_gdpa);
     if (state->settings.spin) state->idle = std::make_unique<IdleTracker>(*device, state->dispatch);
     instance->dispatch.GetPhysicalDeviceProperties(physical_device, &state->properties);
     instance->dispatch.GetPhysicalDeviceMemoryProperties(physical_device, &state->memory_properties);

@@ -11,7 +11,11 @@ Each mode's environment comes from tools/slipstream_env.py (layer_env). A run pa
   * in every mode but "off" the layer was really loaded: the JSON file the layer writes at
     vkDestroyDevice to $VK_SLIPSTREAM_STATS_FILE exists, parses, and has a non-empty list
     under "devices" (SLIPSTREAM_SUITE_SKIP_STATS_CHECK=1 skips this while the layer does
-    not write it yet).
+    not write it yet);
+  * in every mode but "off", each --expect-stat NAME>=N (or NAME==N, NAME<=N) holds for the
+    counter NAME summed over the devices of the file: the features the program exercises
+    really engaged (spins, idle shortcuts, ...), so a layer that silently stopped working
+    fails.
 and the checksums of all modes are identical.
 
 With --expect-validation-messages (the canary), the "validation" run must instead exit
@@ -68,6 +72,9 @@ def parse_args(argv):
                    help="with --expect-validation-messages: a line of the validation run "
                         "must match this (repeatable)")
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--expect-stat", action="append", default=[], metavar="NAME>=N",
+                   help="in every mode but off, the layer's counter NAME (summed over "
+                        "devices) must satisfy this; >=, == or <= (repeatable)")
     p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
                    help="set in every mode's environment (repeatable)")
     args = p.parse_args(ours)
@@ -84,6 +91,10 @@ def parse_args(argv):
         p.error("--expect-message needs --expect-validation-messages")
     if args.expect_validation_messages and "validation" not in args.modes:
         p.error("--expect-validation-messages needs the validation mode in --modes")
+    try:
+        args.expect_stat = [parse_stat_expectation(e) for e in args.expect_stat]
+    except ValueError as e:
+        p.error(str(e))
     args.program = program
     ARGS_ENV.extend(args.env)
     return args
@@ -123,8 +134,20 @@ def mode_env(mode, build_dir, stats_file):
     return env
 
 
-def check_stats(path):
-    """Returns None if the stats file proves the layer ran, else the problem."""
+STAT_RE = re.compile(r"^([a-z_]+)(>=|==|<=)(\d+)$")
+COMPARE = {">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "<=": lambda a, b: a <= b}
+
+
+def parse_stat_expectation(text):
+    m = STAT_RE.match(text)
+    if not m:
+        raise ValueError(f"--expect-stat {text!r}: expected NAME>=N, NAME==N or NAME<=N")
+    return m.group(1), m.group(2), int(m.group(3))
+
+
+def check_stats(path, expectations=()):
+    """Returns None if the stats file proves the layer ran (and each expectation holds),
+    else the problems."""
     if not os.path.exists(path):
         return f"the layer wrote no stats file ({STATS_VAR}={path}): was it loaded?"
     try:
@@ -135,7 +158,16 @@ def check_stats(path):
     devices = stats.get("devices") if isinstance(stats, dict) else None
     if not isinstance(devices, list) or not devices:
         return f"stats file {path} has no non-empty list under \"devices\""
-    return None
+    problems = []
+    for name, op, value in expectations:
+        if not all(isinstance(d, dict) and name in d for d in devices):
+            problems.append(f"the statistics have no counter {name!r}")
+            continue
+        total = sum(int(d[name]) for d in devices)
+        if not COMPARE[op](total, value):
+            problems.append(f"statistics: {name} = {total}, expected {op} {value} "
+                            "(the feature did not engage)")
+    return "; ".join(problems) or None
 
 
 class Run:
@@ -189,7 +221,7 @@ def run_mode(args, mode, tmpdir):
                 run.problems.append(f"{len(messages)} validation message line(s)")
 
     if stats_file and run.rc is not None and os.environ.get(SKIP_STATS_VAR) != "1":
-        problem = check_stats(stats_file)
+        problem = check_stats(stats_file, args.expect_stat)
         if problem:
             run.problems.append(problem)
     return run

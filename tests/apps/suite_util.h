@@ -13,10 +13,19 @@
 
 namespace suite {
 
-// Parses an optional `--scale N` (N >= 1, default 1). Unknown arguments are an error (exit 2).
-inline uint32_t parse_scale(int argc, char** argv) {
+// True when the flag `name` is among the arguments.
+inline bool has_flag(int argc, char** argv, const char* name) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], name) == 0) return true;
+    return false;
+}
+
+// Parses an optional `--scale N` (N >= 1, default 1). Unknown arguments are an error (exit 2),
+// except the program's own `flag` when it has one.
+inline uint32_t parse_scale(int argc, char** argv, const char* flag = nullptr) {
     uint32_t scale = 1;
     for (int i = 1; i < argc; ++i) {
+        if (flag && std::strcmp(argv[i], flag) == 0) continue;
         if (std::strcmp(argv[i], "--scale") == 0 && i + 1 < argc) {
             long v = std::strtol(argv[++i], nullptr, 10);
             if (v < 1 || v > 1000) {
@@ -25,7 +34,7 @@ inline uint32_t parse_scale(int argc, char** argv) {
             }
             scale = uint32_t(v);
         } else {
-            std::fprintf(stderr, "usage: %s [--scale N]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--scale N]%s%s\n", argv[0], flag ? " " : "", flag ? flag : "");
             std::exit(2);
         }
     }

@@ -111,10 +111,22 @@ Context create_context(const char* app_name, const ContextOptions& options) {
     f13.synchronization2 = options.synchronization2 ? VK_TRUE : VK_FALSE;
     f12.timelineSemaphore = options.timeline_semaphores ? VK_TRUE : VK_FALSE;
     f12.pNext = &f13;
+    // Before Vulkan 1.2, timeline semaphores come from VK_KHR_timeline_semaphore.
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline_khr{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    timeline_khr.timelineSemaphore = VK_TRUE;
+    std::vector<const char*> device_exts;
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
-    if (options.api_version >= VK_API_VERSION_1_3) dci.pNext = &f12;
+    if (options.api_version >= VK_API_VERSION_1_3) {
+        dci.pNext = &f12;
+    } else if (options.timeline_semaphores && options.api_version < VK_API_VERSION_1_2) {
+        device_exts.push_back(VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+        dci.pNext = &timeline_khr;
+    }
+    dci.enabledExtensionCount = uint32_t(device_exts.size());
+    dci.ppEnabledExtensionNames = device_exts.data();
     VK_CHECK(vkCreateDevice(ctx.physical_device, &dci, nullptr, &ctx.device));
     for (uint32_t i = 0; i < queue_count; ++i) {
         VkQueue q;

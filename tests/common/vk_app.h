@@ -26,7 +26,7 @@ struct ContextOptions {
     uint32_t api_version = VK_API_VERSION_1_3;
     bool graphics = false;          // queue family must support graphics too
     bool synchronization2 = false;  // enable the Vulkan 1.3 feature
-    bool timeline_semaphores = false;
+    bool timeline_semaphores = false;  // below 1.2: through VK_KHR_timeline_semaphore
     uint32_t queue_count = 1;       // queues requested from the chosen family (clamped)
     std::vector<const char*> layers;  // instance layers to enable by name
 };
