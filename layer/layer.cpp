@@ -69,9 +69,13 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, cons
 
 VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* name) {
     if (PFN_vkVoidFunction ours = find(instance_procs(), name)) return ours;
-    if (PFN_vkVoidFunction ours = find(device_procs(), name)) return ours;
     InstanceState* state = instance ? find_instance(instance) : nullptr;
-    return state ? state->dispatch.GetInstanceProcAddr(instance, name) : nullptr;
+    if (!state) return nullptr;  // only global commands exist without an instance
+    PFN_vkVoidFunction next = state->dispatch.GetInstanceProcAddr(instance, name);
+    // A device command is ours only where the chain below has it (the spec: core commands and
+    // those of available device extensions), as in vkGetDeviceProcAddr.
+    if (PFN_vkVoidFunction ours = find(device_procs(), name)) return next ? ours : nullptr;
+    return next;
 }
 
 }  // namespace
