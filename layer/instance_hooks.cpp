@@ -76,6 +76,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     state->physical_device = physical_device;
     state->instance = instance;
     state->settings = instance->settings;
+    state->stats.set_enabled(stats_wanted(state->settings));
     state->set_loader_data = loader_data ? loader_data->u.pfnSetDeviceLoaderData : nullptr;
     init_device_dispatch(*device, &state->dispatch, next_gdpa);
     if (state->settings.spin) state->idle = std::make_unique<IdleTracker>(*device, state->dispatch);

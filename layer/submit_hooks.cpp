@@ -32,7 +32,7 @@ template <typename Info, typename Next>
 VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fence, Next VkLayerDispatchTable::*next) {
     QueueState* q = find_queue(queue);
     DeviceState* device = q ? q->device : find_device(queue);
-    count_submits(*device, count, submits);
+    if (device->stats.enabled()) count_submits(*device, count, submits);
     TrackedSubmission tracked(q, fence);
     VkResult result = (device->dispatch.*next)(queue, count, submits, tracked.fence());
     tracked.end(result);

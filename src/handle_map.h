@@ -15,6 +15,9 @@ namespace slipstream {
 
 template <typename Key, typename Value, unsigned kShards = 16>
 class HandleMap {
+    static_assert(kShards >= 2 && (kShards & (kShards - 1)) == 0, "kShards must be a power of two");
+    static constexpr unsigned kShardBits = unsigned(__builtin_ctz(kShards));
+
 public:
     // The state for `key`, or null. The pointer stays valid until `erase(key)`, which the
     // Vulkan object's external synchronization orders after every use of that object.
@@ -85,13 +88,17 @@ private:
         if constexpr (std::is_pointer_v<Key>) return reinterpret_cast<uintptr_t>(key);
         else return static_cast<uint64_t>(key);
     }
-    // Handles are aligned pointers or driver cookies: mix the bits before picking a shard.
-    static unsigned index(Key key) {
+public:
+    // Handles are aligned pointers or driver cookies: mix the bits (Fibonacci hashing) and take
+    // the top log2(kShards) of them, so every shard is used.
+    static unsigned shard_index(Key key) {
         uint64_t v = bits(key) * 0x9E3779B97F4A7C15ull;
-        return unsigned(v >> 59) % kShards;
+        return unsigned(v >> (64 - kShardBits));
     }
-    Shard& shard(Key key) { return shards_[index(key)]; }
-    const Shard& shard(Key key) const { return shards_[index(key)]; }
+
+private:
+    Shard& shard(Key key) { return shards_[shard_index(key)]; }
+    const Shard& shard(Key key) const { return shards_[shard_index(key)]; }
 
     Shard shards_[kShards];
 };

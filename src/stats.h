@@ -43,10 +43,16 @@ enum class Counter : int {
 inline constexpr int kCounterCount = int(Counter::Count);
 extern const char* const kCounterNames[kCounterCount];
 
+// Counting costs one branch while no report asks for the counters (DESIGN.md rule 7).
 class DeviceStats {
 public:
-    void add(Counter c, uint64_t n = 1) { counters_[int(c)].fetch_add(n, std::memory_order_relaxed); }
+    void set_enabled(bool on) { enabled_ = on; }  // before the device is shared
+    bool enabled() const { return enabled_; }
+    void add(Counter c, uint64_t n = 1) {
+        if (enabled_) counters_[int(c)].fetch_add(n, std::memory_order_relaxed);
+    }
     void add_commands(const uint32_t (&by_kind)[kCommandKindCount]) {
+        if (!enabled_) return;
         for (int k = 0; k < kCommandKindCount; ++k)
             if (by_kind[k]) commands_[k].fetch_add(by_kind[k], std::memory_order_relaxed);
     }
@@ -54,6 +60,7 @@ public:
     uint64_t commands(CommandKind k) const { return commands_[int(k)].load(std::memory_order_relaxed); }
 
 private:
+    bool enabled_ = true;
     std::atomic<uint64_t> counters_[kCounterCount] = {};
     std::atomic<uint64_t> commands_[kCommandKindCount] = {};
 };
@@ -73,6 +80,9 @@ StatsSnapshot snapshot(const DeviceStats& stats);
 std::string format_stats_text(const StatsSnapshot& s);
 std::string format_stats_json(const std::vector<StatsSnapshot>& devices,
                               const std::vector<std::pair<std::string, std::string>>& settings);
+
+// Whether the settings ask for any report (text or file), so counting is worth its cost.
+inline bool stats_wanted(const Settings& s) { return s.stats || !s.stats_file.empty(); }
 
 // Reports a device's final counters as its settings ask: text on stderr, and the JSON file
 // rewritten with every device reported so far in this process under that path.

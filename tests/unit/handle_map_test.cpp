@@ -25,6 +25,22 @@ TEST(HandleMap, InsertFindErase) {
     EXPECT_EQ(map.size(), 1u);
 }
 
+// Every shard takes handles, for pointer-like (aligned) keys and for small driver cookies.
+template <unsigned kShards>
+void expect_every_shard_used() {
+    std::vector<int> hits(kShards, 0);
+    for (uint64_t i = 1; i <= 64 * kShards; ++i) {
+        ++hits[HandleMap<uint64_t, int, kShards>::shard_index(0x7f0000000000ull + i * 64)];
+        ++hits[HandleMap<uint64_t, int, kShards>::shard_index(i)];
+    }
+    for (unsigned s = 0; s < kShards; ++s) EXPECT_GT(hits[s], 0) << "shard " << s << " of " << kShards;
+}
+
+TEST(HandleMap, EveryShardIsUsed) {
+    expect_every_shard_used<16>();
+    expect_every_shard_used<64>();
+}
+
 TEST(HandleMap, EraseIfAndForEach) {
     HandleMap<uint64_t, int> map;
     for (uint64_t i = 1; i <= 100; ++i) map.insert(i * 64, std::make_unique<int>(int(i)));

@@ -19,6 +19,28 @@ TEST(Stats, SnapshotCopiesCountersAndCommands) {
     EXPECT_EQ(s.commands[int(CommandKind::Compute)], 14u);
 }
 
+TEST(Stats, DisabledCountsNothing) {
+    DeviceStats stats;
+    stats.set_enabled(false);
+    stats.add(Counter::QueueSubmits, 3);
+    uint32_t by_kind[kCommandKindCount] = {};
+    by_kind[int(CommandKind::Compute)] = 7;
+    stats.add_commands(by_kind);
+    StatsSnapshot s = snapshot(stats);
+    EXPECT_EQ(s.counters[int(Counter::QueueSubmits)], 0u);
+    EXPECT_EQ(s.commands[int(CommandKind::Compute)], 0u);
+}
+
+TEST(Stats, WantedOnlyWhenAReportIsAskedFor) {
+    Settings s;
+    EXPECT_FALSE(stats_wanted(s));
+    s.stats = true;
+    EXPECT_TRUE(stats_wanted(s));
+    s.stats = false;
+    s.stats_file = "/tmp/x.json";
+    EXPECT_TRUE(stats_wanted(s));
+}
+
 TEST(Stats, JsonNamesEveryCounterAndEscapesStrings) {
     StatsSnapshot s;
     s.device_name = "GPU \"quoted\"\\";
