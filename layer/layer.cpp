@@ -31,7 +31,7 @@ const ProcTable& device_procs() {
             PROC(ResetCommandPool), PROC(BeginCommandBuffer), PROC(ResetCommandBuffer),
             PROC(QueueSubmit), PROC(QueueSubmit2), PROC(QueueSubmit2KHR), PROC(QueueBindSparse),
             PROC(QueuePresentKHR), PROC(GetFenceStatus), PROC(ResetFences), PROC(DestroyFence),
-            PROC(ImportFenceFdKHR), PROC(WaitForFences),
+            PROC(ImportFenceFdKHR), PROC(GetFenceFdKHR), PROC(WaitForFences),
             PROC(CreateBuffer), PROC(DestroyBuffer), PROC(CreateImage), PROC(DestroyImage),
             PROC(GetBufferMemoryRequirements), PROC(GetBufferMemoryRequirements2),
             PROC(GetBufferMemoryRequirements2KHR), PROC(GetDeviceBufferMemoryRequirements),
@@ -43,6 +43,9 @@ const ProcTable& device_procs() {
             PROC(BindImageMemory2KHR),
             PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
         };
+#ifdef VK_USE_PLATFORM_WIN32_KHR
+        t.emplace("vkImportFenceWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(ImportFenceWin32HandleKHR));
+#endif
         size_t count = 0;
         const NamedProc* commands = command_intercepts(&count);
         for (size_t i = 0; i < count; ++i) t.emplace(commands[i].name, commands[i].fn);

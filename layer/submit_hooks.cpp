@@ -72,29 +72,44 @@ VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count, co
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetFenceStatus(VkDevice device, VkFence fence) {
-    DeviceState* state = find_device(device);
-    VkResult result = state->dispatch.GetFenceStatus(device, fence);
-    if (result == VK_SUCCESS) note_fences_signaled(*state, 1, &fence);
-    return result;
+    return get_fence_status(*find_device(device), fence);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL ResetFences(VkDevice device, uint32_t count, const VkFence* fences) {
     DeviceState* state = find_device(device);
-    release_fences(*state, count, fences);
+    FenceReset reset(*state, count, fences);
     return state->dispatch.ResetFences(device, count, fences);
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyFence(VkDevice device, VkFence fence, const VkAllocationCallbacks* allocator) {
     DeviceState* state = find_device(device);
-    if (fence) release_fences(*state, 1, &fence);
+    FenceReset reset(*state, fence ? 1 : 0, &fence);
     state->dispatch.DestroyFence(device, fence, allocator);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL ImportFenceFdKHR(VkDevice device, const VkImportFenceFdInfoKHR* info) {
     DeviceState* state = find_device(device);
-    release_fences(*state, 1, &info->fence);
+    FenceReset reset(*state, 1, &info->fence);
     return state->dispatch.ImportFenceFdKHR(device, info);
 }
+
+VKAPI_ATTR VkResult VKAPI_CALL GetFenceFdKHR(VkDevice device, const VkFenceGetFdInfoKHR* info, int* fd) {
+    DeviceState* state = find_device(device);
+    // A sync fd is exported with copy transference, which resets the fence (opaque fds share
+    // the payload and change nothing).
+    const bool resets = info->handleType == VK_EXTERNAL_FENCE_HANDLE_TYPE_SYNC_FD_BIT;
+    FenceReset reset(*state, resets ? 1 : 0, &info->fence);
+    return state->dispatch.GetFenceFdKHR(device, info, fd);
+}
+
+#ifdef VK_USE_PLATFORM_WIN32_KHR
+// Win32 fence handles are all exported by reference: only an import replaces the payload.
+VKAPI_ATTR VkResult VKAPI_CALL ImportFenceWin32HandleKHR(VkDevice device, const VkImportFenceWin32HandleInfoKHR* info) {
+    DeviceState* state = find_device(device);
+    FenceReset reset(*state, 1, &info->fence);
+    return state->dispatch.ImportFenceWin32HandleKHR(device, info);
+}
+#endif
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphores(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
     DeviceState* state = find_device(device);

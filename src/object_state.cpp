@@ -60,8 +60,10 @@ void remove_device(VkDevice device) {
     if (!state) return;
     DeviceState* raw = state.get();
     if (raw->idle) {
-        std::lock_guard lock(raw->idle->mutex());
-        for (QueueState* q : raw->queues) raw->idle->destroy_own_fences(q->idle);
+        for (QueueState* q : raw->queues) {
+            std::lock_guard lock(q->idle.mutex);
+            raw->idle->destroy_own_fences(q->idle);
+        }
     }
     command_buffers().erase_if([raw](const CommandBufferState& cb) { return cb.device == raw; });
     queues().erase_if([raw](const QueueState& q) { return q.device == raw; });

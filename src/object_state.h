@@ -41,7 +41,7 @@ struct QueueState {
     uint32_t family = 0;
     uint32_t index = 0;
     VkQueueFlags flags = 0;
-    QueueIdle idle;  // guarded by device->idle->mutex()
+    QueueIdle idle;  // guarded by its own mutex
 };
 
 // What a command buffer holds. Written only by the thread recording it (command buffers are

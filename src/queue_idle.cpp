@@ -1,5 +1,7 @@
 #include "queue_idle.h"
 
+#include <algorithm>
+
 namespace slipstream {
 
 VkFence IdleTracker::acquire_own_fence(QueueIdle& q) {
@@ -38,41 +40,57 @@ void IdleTracker::collect_signaled(QueueIdle& q) {
     q.own_pending.erase(q.own_pending.begin(), q.own_pending.begin() + long(lo));
 }
 
-void IdleTracker::forget_app_fence(QueueIdle& q) {
-    if (q.last_fence && !q.last_is_own) app_fences_.erase(q.last_fence);
+void IdleTracker::forget_last_fence(QueueIdle& q, bool signaled) {
+    if (q.last_fence && !q.last_is_own) {
+        std::lock_guard lock(fences_mutex_);
+        auto it = app_fences_.find(q.last_fence);
+        if (it != app_fences_.end() && it->second.latest_on == &q && it->second.serial == q.last_serial) {
+            it->second.latest_on = nullptr;
+            it->second.signaled = it->second.signaled || signaled;
+            if (!it->second.signaled) app_fences_.erase(it);
+        }
+    }
     q.last_fence = VK_NULL_HANDLE;
     q.last_is_own = false;
 }
 
 VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence) {
-    if (app_fence || !q.fence_at_submit() || q.activity == QueueActivity::Unknown) return app_fence;
-    return acquire_own_fence(q);
+    // Unknown until the driver's next idle wait: nothing to follow.
+    if (q.activity == QueueActivity::Unknown) return app_fence;
+    VkFence fence = app_fence;
+    if (!fence && q.fence_at_submit()) fence = acquire_own_fence(q);
+    forget_last_fence(q, false);
+    if (!fence) {
+        q.activity = QueueActivity::Busy;
+        return fence;
+    }
+    q.last_fence = fence;
+    q.last_is_own = fence != app_fence;
+    q.last_serial = serial_.fetch_add(1, std::memory_order_relaxed) + 1;
+    q.activity = QueueActivity::Pending;
+    if (q.last_is_own) {
+        q.own_pending.push_back(fence);
+    } else {
+        std::lock_guard lock(fences_mutex_);
+        app_fences_[fence] = AppFence{&q, q.last_serial, false};
+    }
+    return fence;
 }
 
 void IdleTracker::after_submit(QueueIdle& q, VkFence app_fence, VkFence fence, VkResult result) {
-    const bool own = fence && fence != app_fence;
-    if (result != VK_SUCCESS) {
-        // Nothing was submitted (our fence is still unsignaled and free), but stay cautious:
-        // let the driver answer the next idle wait.
-        if (own) q.own_free.push_back(fence);
-        mark_unknown(q);
+    if (result == VK_SUCCESS) {
+        if (!app_fence) ++q.fenceless_since_wait;
         return;
     }
-    if (!app_fence) ++q.fenceless_since_wait;
-    if (q.activity == QueueActivity::Unknown) {  // until the driver's next idle wait
-        if (own) q.own_pending.push_back(fence);
-        return;
+    // Nothing was submitted: our fence is still unsignaled and free (and must leave
+    // own_pending, whose signaled fences are a prefix). Stay cautious: let the driver answer
+    // the next idle wait.
+    if (fence && fence != app_fence) {
+        auto it = std::find(q.own_pending.rbegin(), q.own_pending.rend(), fence);
+        if (it != q.own_pending.rend()) q.own_pending.erase(std::next(it).base());
+        q.own_free.push_back(fence);
     }
-    forget_app_fence(q);
-    if (!fence) {
-        q.activity = QueueActivity::Busy;
-        return;
-    }
-    if (own) q.own_pending.push_back(fence);
-    else app_fences_[fence] = &q;
-    q.last_fence = fence;
-    q.last_is_own = own;
-    q.activity = QueueActivity::Pending;
+    mark_unknown(q);
 }
 
 void IdleTracker::note_idle_wait(QueueIdle& q) {
@@ -92,27 +110,42 @@ bool IdleTracker::fence_busy_queue(QueueIdle& q, VkQueue queue) {
     q.own_pending.push_back(fence);
     q.last_fence = fence;
     q.last_is_own = true;
+    q.last_serial = serial_.fetch_add(1, std::memory_order_relaxed) + 1;
     q.activity = QueueActivity::Pending;
     return true;
 }
 
 void IdleTracker::mark_unknown(QueueIdle& q) {
-    forget_app_fence(q);
+    forget_last_fence(q, false);
     q.activity = QueueActivity::Unknown;
 }
 
 void IdleTracker::mark_idle(QueueIdle& q) {
-    forget_app_fence(q);
+    // The latest fence signaled with everything before it, our fences included.
+    forget_last_fence(q, true);
     q.activity = QueueActivity::Idle;
-    // Everything submitted has completed, our fences included.
     q.own_signaled.insert(q.own_signaled.end(), q.own_pending.begin(), q.own_pending.end());
     q.own_pending.clear();
 }
 
 QueueActivity IdleTracker::poll(QueueIdle& q, VkResult* error) {
     *error = VK_SUCCESS;
+    std::unique_lock lock(q.mutex);
     if (q.activity != QueueActivity::Pending) return q.activity;
-    VkResult r = d_.GetFenceStatus(device_, q.last_fence);
+    VkResult r;
+    if (q.last_is_own) {
+        // Ours are reset or destroyed only by calls the application keeps apart from waits
+        // on this queue: poll without the lock, and apply the answer only to the submission
+        // it was about.
+        const VkFence fence = q.last_fence;
+        const uint64_t serial = q.last_serial;
+        lock.unlock();
+        r = d_.GetFenceStatus(device_, fence);
+        lock.lock();
+        if (q.activity != QueueActivity::Pending || q.last_serial != serial) return q.activity;
+    } else {
+        r = d_.GetFenceStatus(device_, q.last_fence);
+    }
     if (r == VK_SUCCESS) {
         mark_idle(q);
         return QueueActivity::Idle;
@@ -121,25 +154,73 @@ QueueActivity IdleTracker::poll(QueueIdle& q, VkResult* error) {
     return QueueActivity::Pending;
 }
 
-void IdleTracker::release_app_fences(uint32_t count, const VkFence* fences) {
-    for (uint32_t i = 0; i < count; ++i) {
-        auto it = app_fences_.find(fences[i]);
-        if (it == app_fences_.end()) continue;
-        QueueIdle& q = *it->second;
-        if (d_.GetFenceStatus(device_, fences[i]) == VK_SUCCESS) mark_idle(q);
-        else mark_unknown(q);
+void IdleTracker::app_fences_signaled(uint32_t count, const VkFence* fences, uint64_t epoch) {
+    struct Latest {
+        QueueIdle* q;
+        VkFence fence;
+        uint64_t serial;
+    };
+    Latest small[4];
+    std::vector<Latest> many;
+    uint32_t found = 0;
+    {
+        std::lock_guard lock(fences_mutex_);
+        // A reset raced this answer: it may be about a payload that is gone.
+        if (resets_.load(std::memory_order_relaxed) != epoch) return;
+        for (uint32_t i = 0; i < count; ++i) {
+            AppFence& f = app_fences_[fences[i]];
+            f.signaled = true;
+            if (!f.latest_on) continue;
+            Latest l{f.latest_on, fences[i], f.serial};
+            if (found < 4) small[found] = l;
+            else many.push_back(l);
+            ++found;
+        }
+    }
+    for (uint32_t i = 0; i < found; ++i) {
+        const Latest& l = i < 4 ? small[i] : many[i - 4];
+        std::lock_guard lock(l.q->mutex);
+        if (l.q->last_fence == l.fence && !l.q->last_is_own && l.q->last_serial == l.serial) mark_idle(*l.q);
     }
 }
 
-void IdleTracker::app_fences_signaled(uint32_t count, const VkFence* fences) {
+bool IdleTracker::known_signaled(uint32_t count, const VkFence* fences, bool wait_all) {
+    std::lock_guard lock(fences_mutex_);
     for (uint32_t i = 0; i < count; ++i) {
         auto it = app_fences_.find(fences[i]);
-        if (it != app_fences_.end()) mark_idle(*it->second);
+        const bool signaled = it != app_fences_.end() && it->second.signaled;
+        if (signaled != wait_all) return signaled;
     }
+    return wait_all;
+}
+
+void IdleTracker::begin_fence_reset(uint32_t count, const VkFence* fences) {
+    for (uint32_t i = 0; i < count; ++i) {
+        QueueIdle* q = nullptr;
+        uint64_t serial = 0;
+        {
+            std::lock_guard lock(fences_mutex_);
+            auto it = app_fences_.find(fences[i]);
+            if (it == app_fences_.end()) continue;
+            q = it->second.latest_on;
+            serial = it->second.serial;
+        }
+        if (!q) continue;
+        std::lock_guard lock(q->mutex);
+        if (q->last_fence != fences[i] || q->last_is_own || q->last_serial != serial) continue;
+        if (d_.GetFenceStatus(device_, fences[i]) == VK_SUCCESS) mark_idle(*q);
+        else mark_unknown(*q);
+    }
+}
+
+void IdleTracker::end_fence_reset(uint32_t count, const VkFence* fences) {
+    std::lock_guard lock(fences_mutex_);
+    for (uint32_t i = 0; i < count; ++i) app_fences_.erase(fences[i]);
+    resets_.fetch_add(1, std::memory_order_release);
 }
 
 void IdleTracker::destroy_own_fences(QueueIdle& q) {
-    forget_app_fence(q);
+    forget_last_fence(q, false);
     for (auto* list : {&q.own_free, &q.own_signaled})
         for (VkFence f : *list) d_.DestroyFence(device_, f, nullptr);
     for (VkFence f : q.own_pending) d_.DestroyFence(device_, f, nullptr);

@@ -1,4 +1,5 @@
-// Knowing when a queue is idle without asking the driver to block.
+// Knowing when a queue is idle, and when a fence is signaled, without asking the driver to
+// block.
 //
 // A submission that carries an application fence is followed through that fence: once it
 // signals, everything submitted to the queue before it has completed. A submission without
@@ -11,14 +12,28 @@
 // submit, vkQueueWaitIdle) gets fences at submit; one with many submissions per wait
 // (back-to-back launches) gets them only when a wait comes.
 //
-// An application fence is only polled while it is still the queue's latest and the
-// application has not reset, destroyed or re-imported it: those calls drop it from tracking
-// under the same lock, so a poll never touches a fence the application let go of.
+// Locks. Each queue's QueueIdle has its own mutex, so a waiter polling one queue never holds
+// up submissions to another. The application fences (which queue each is the latest
+// submission of, whether it is known to be signaled) are behind one short lock of the
+// tracker's, under which no driver call is made; it may be taken while a queue's is held,
+// never the other way round. Driver calls under a queue's lock are single, short ones
+// (vkGetFenceStatus of an application fence, which the application may destroy from another
+// thread the moment the layer lets go of it; the empty submit of an idle wait, on a queue the
+// application may not use meanwhile); Slipstream's own fences are polled with no lock held.
+//
+// An application fence is registered as its queue's latest before the driver's submit is
+// called (and unregistered if the submit fails), so another thread that waits on it, resets
+// it and submits it elsewhere in the meantime cannot leave the queue pointing at the wrong
+// submission. What a wait learns (a fence signaled) is only applied when no reset, import or
+// export of a fence ran on the device meanwhile, and only to the queue submission it was
+// registered with (a serial number): a fence reset and resubmitted between the driver's
+// answer and the layer's bookkeeping is never taken for the new submission's completion.
 #pragma once
 
 #include <vulkan/vulkan.h>
 #include <vulkan/vk_layer_dispatch_table.h>
 
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <unordered_map>
@@ -34,9 +49,11 @@ enum class QueueActivity {
 };
 
 struct QueueIdle {
+    std::mutex mutex;  // guards everything below
     QueueActivity activity = QueueActivity::Idle;
     VkFence last_fence = VK_NULL_HANDLE;
     bool last_is_own = false;
+    uint64_t last_serial = 0;          // changes with every fence that becomes the latest
     std::deque<VkFence> own_pending;   // our fences, in submission order
     std::vector<VkFence> own_signaled;  // completed: reset before reuse
     std::vector<VkFence> own_free;      // unsignaled, ready to attach
@@ -57,11 +74,13 @@ public:
     IdleTracker(const IdleTracker&) = delete;
     IdleTracker& operator=(const IdleTracker&) = delete;
 
-    // The fence to submit with: the application's, or (when this queue attaches fences at
-    // submit time) one of ours, or null.
+    // --- with q.mutex held ---
+    // Before the driver's submit: the fence to submit with (the application's, or, when this
+    // queue attaches fences at submit time, one of ours, or null), already registered as the
+    // queue's latest.
     VkFence fence_for_submit(QueueIdle& q, VkFence app_fence);
-    // After the submission, with the fence it carried (`fence` is ours when it differs from
-    // `app_fence`).
+    // After the driver's submit with `fence` (ours when it differs from `app_fence`): undoes
+    // the registration if it failed.
     void after_submit(QueueIdle& q, VkFence app_fence, VkFence fence, VkResult result);
     // An idle wait is about to look at the queue: learn how many submissions it covers.
     void note_idle_wait(QueueIdle& q);
@@ -70,32 +89,49 @@ public:
     bool fence_busy_queue(QueueIdle& q, VkQueue queue);
     // Work on the queue the layer cannot follow until the next successful driver wait.
     void mark_unknown(QueueIdle& q);
-    // After the driver's own wait for the queue returned successfully.
+    // Everything submitted to the queue has completed (a driver wait returned, or the
+    // latest fence signaled).
     void mark_idle(QueueIdle& q);
-
-    // One poll of the queue: its activity, or an error (device lost) in *error.
-    QueueActivity poll(QueueIdle& q, VkResult* error);
-
-    // The application resets, destroys or imports into these fences: stop tracking them
-    // (first noting completion where a tracked fence has signaled).
-    void release_app_fences(uint32_t count, const VkFence* fences);
-    // The application saw these fences signaled (a successful wait).
-    void app_fences_signaled(uint32_t count, const VkFence* fences);
-
     // Destroys our fences of `q` (the device is idle: at vkDestroyDevice).
     void destroy_own_fences(QueueIdle& q);
 
-    std::mutex& mutex() { return mutex_; }
+    // --- without q.mutex held, from a wait on this queue (which the application keeps apart
+    // from submissions to it) ---
+    // One poll of the queue: its activity, or an error (device lost) in *error.
+    QueueActivity poll(QueueIdle& q, VkResult* error);
+
+    // --- application fences, any thread, no lock held ---
+    // Read before asking the driver about fences; pass to app_fences_signaled.
+    uint64_t fence_epoch() const { return resets_.load(std::memory_order_acquire); }
+    // The driver said these fences are signaled (a wait or status query that began at
+    // `epoch`): the queues they were the latest submission of are idle.
+    void app_fences_signaled(uint32_t count, const VkFence* fences, uint64_t epoch);
+    // True when the layer knows, from earlier answers, that these fences are signaled: all of
+    // them, or (wait_all false) at least one.
+    bool known_signaled(uint32_t count, const VkFence* fences, bool wait_all);
+    // The application is about to reset, destroy, import into or export with copy
+    // transference from these fences: stop following them (first noting completion where a
+    // tracked fence has signaled). Call end_fence_reset after the driver's call.
+    void begin_fence_reset(uint32_t count, const VkFence* fences);
+    void end_fence_reset(uint32_t count, const VkFence* fences);
 
 private:
+    struct AppFence {
+        QueueIdle* latest_on = nullptr;  // the queue this fence is the latest submission of
+        uint64_t serial = 0;             // ... and which submission (QueueIdle::last_serial)
+        bool signaled = false;           // known signaled since its last submission
+    };
+
     VkFence acquire_own_fence(QueueIdle& q);
     void collect_signaled(QueueIdle& q);
-    void forget_app_fence(QueueIdle& q);
+    void forget_last_fence(QueueIdle& q, bool signaled);
 
     VkDevice device_;
     const VkLayerDispatchTable& d_;
-    std::mutex mutex_;  // guards every QueueIdle of the device and app_fences_
-    std::unordered_map<VkFence, QueueIdle*> app_fences_;  // app fence -> queue it is latest on
+    std::mutex fences_mutex_;  // guards app_fences_; no driver call under it
+    std::unordered_map<VkFence, AppFence> app_fences_;
+    std::atomic<uint64_t> serial_{0};
+    std::atomic<uint64_t> resets_{0};  // fence resets (and the like) ended on this device
 };
 
 }  // namespace slipstream

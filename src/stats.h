@@ -28,6 +28,8 @@ namespace slipstream {
     X(SpinSkipped, "spin_skipped")              /* waits the adaptive budget let block */   \
     X(SpinNs, "spin_ns")                        /* CPU time spent polling */                \
     X(IdleShortcuts, "idle_shortcuts")          /* idle waits answered without the driver */ \
+    X(FenceShortcuts, "fence_shortcuts")        /* fence waits on fences known signaled */   \
+    X(EarlyTimeouts, "early_timeouts")          /* driver VK_TIMEOUTs before the timeout */  \
     X(ReadbackRedirects, "readback_redirects")  /* allocations moved to cached memory */     \
     X(ReadbackBytes, "readback_bytes")          /* ... and their bytes */                     \
     X(ReadbackFallbacks, "readback_fallbacks")  /* preferred heap full: the app's own type */ \

@@ -9,6 +9,9 @@ namespace {
 // Polls `poll` for up to the site's budget, then calls `block(remaining timeout)`.
 // `poll` returns VK_SUCCESS (done), VK_NOT_READY (keep polling), another positive code (stop
 // polling and block), or an error (returned as is).
+// Promise: VK_TIMEOUT only once the whole timeout has passed since the call. Drivers may
+// return it a little early (NVIDIA 580: 1 us before a 50 us timeout); then the rest is
+// waited for again.
 template <typename Poll, typename Block>
 VkResult spin_then_block(DeviceState& d, AdaptiveSpinBudget& site, uint64_t timeout, Poll&& poll, Block&& block) {
     const uint64_t start = now_ns();
@@ -28,9 +31,20 @@ VkResult spin_then_block(DeviceState& d, AdaptiveSpinBudget& site, uint64_t time
     } else if (timeout != 0 && d.settings.spin_us != 0) {
         d.stats.add(Counter::SpinSkipped);
     }
-    VkResult r = block(remaining_timeout(timeout, now_ns() - start));
+    VkResult r;
+    for (;;) {
+        const uint64_t elapsed = now_ns() - start;
+        r = block(remaining_timeout(timeout, elapsed));
+        if (r != VK_TIMEOUT || timeout == UINT64_MAX || now_ns() - start >= timeout) break;
+        d.stats.add(Counter::EarlyTimeouts);
+    }
     if (r == VK_SUCCESS) site.record(now_ns() - start);
     return r;
+}
+
+VkResult as_poll_result(QueueActivity a, VkResult error) {
+    if (error != VK_SUCCESS) return error;
+    return a == QueueActivity::Idle ? VK_SUCCESS : a == QueueActivity::Pending ? VK_NOT_READY : VK_INCOMPLETE;
 }
 
 }  // namespace
@@ -39,7 +53,15 @@ VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, 
                          uint64_t timeout) {
     d.stats.add(Counter::FenceWaits);
     auto block = [&](uint64_t t) { return d.dispatch.WaitForFences(d.device, count, fences, wait_all, t); };
-    if (!d.settings.spin || timeout == 0 || count == 0) return block(timeout);
+    if (!d.idle || count == 0) return block(timeout);
+    IdleTracker& t = *d.idle;
+    // Slipstream saw these fences signal and nothing reset them since: no driver call.
+    if (t.known_signaled(count, fences, wait_all)) {
+        d.stats.add(Counter::FenceShortcuts);
+        return VK_SUCCESS;
+    }
+    if (timeout == 0) return block(timeout);
+    const uint64_t epoch = t.fence_epoch();
     // Fences seen signaled stay so for the rest of this wait (resetting a fence being waited
     // on is invalid), so each is polled until it signals, then no more.
     uint64_t done_bits = 0;
@@ -66,7 +88,17 @@ VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, 
         return (wait_all ? all : any) ? VK_SUCCESS : VK_NOT_READY;
     };
     VkResult r = spin_then_block(d, d.fence_spin, timeout, poll, block);
-    if (r == VK_SUCCESS && (wait_all || count == 1)) note_fences_signaled(d, count, fences);
+    if (r == VK_SUCCESS && (wait_all || count == 1)) t.app_fences_signaled(count, fences, epoch);
+    return r;
+}
+
+VkResult get_fence_status(DeviceState& d, VkFence fence) {
+    if (!d.idle) return d.dispatch.GetFenceStatus(d.device, fence);
+    IdleTracker& t = *d.idle;
+    if (t.known_signaled(1, &fence, true)) return VK_SUCCESS;
+    const uint64_t epoch = t.fence_epoch();
+    VkResult r = d.dispatch.GetFenceStatus(d.device, fence);
+    if (r == VK_SUCCESS) t.app_fences_signaled(1, &fence, epoch);
     return r;
 }
 
@@ -74,6 +106,8 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
                          PFN_vkWaitSemaphores next_wait) {
     d.stats.add(Counter::SemaphoreWaits);
     auto block = [&](uint64_t t) { return next_wait(d.device, info, t); };
+    // The core command where the device has it, else the extension's (a 1.1 application
+    // with VK_KHR_timeline_semaphore); the dispatch table is null where the device has none.
     PFN_vkGetSemaphoreCounterValue get =
         d.dispatch.GetSemaphoreCounterValue ? d.dispatch.GetSemaphoreCounterValue : d.dispatch.GetSemaphoreCounterValueKHR;
     if (!d.settings.spin || timeout == 0 || !get || info->semaphoreCount == 0) return block(timeout);
@@ -98,33 +132,30 @@ VkResult queue_wait_idle(QueueState& q) {
     d.stats.add(Counter::QueueWaitIdles);
     if (!d.idle) return d.dispatch.QueueWaitIdle(q.queue);
     IdleTracker& t = *d.idle;
-    // One poll under the tracker's lock: the application may drop its fence meanwhile.
-    auto poll = [&]() -> VkResult {
-        std::lock_guard lock(t.mutex());
-        VkResult error;
-        QueueActivity a = t.poll(q.idle, &error);
-        if (error != VK_SUCCESS) return error;
-        return a == QueueActivity::Idle ? VK_SUCCESS : a == QueueActivity::Pending ? VK_NOT_READY : VK_INCOMPLETE;
-    };
-    VkResult first;
     {
-        std::lock_guard lock(t.mutex());
+        std::lock_guard lock(q.idle.mutex);
         t.note_idle_wait(q.idle);
-        VkResult error;
-        QueueActivity a = t.poll(q.idle, &error);
-        if (error != VK_SUCCESS) return error;
-        if (a == QueueActivity::Idle) {
-            d.stats.add(Counter::IdleShortcuts);
-            return VK_SUCCESS;
-        }
-        first = (a == QueueActivity::Pending || (a == QueueActivity::Busy && t.fence_busy_queue(q.idle, q.queue)))
-                    ? VK_NOT_READY
-                    : VK_INCOMPLETE;
     }
+    VkResult error;
+    QueueActivity a = t.poll(q.idle, &error);
+    if (error != VK_SUCCESS) return error;
+    if (a == QueueActivity::Idle) {
+        d.stats.add(Counter::IdleShortcuts);
+        return VK_SUCCESS;
+    }
+    bool spin = a == QueueActivity::Pending;
+    if (a == QueueActivity::Busy) {
+        std::lock_guard lock(q.idle.mutex);
+        spin = t.fence_busy_queue(q.idle, q.queue);
+    }
+    auto poll = [&]() -> VkResult {
+        QueueActivity now = t.poll(q.idle, &error);
+        return as_poll_result(now, error);
+    };
     auto block = [&](uint64_t) { return d.dispatch.QueueWaitIdle(q.queue); };
-    VkResult r = first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
+    VkResult r = spin ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
     if (r == VK_SUCCESS) {
-        std::lock_guard lock(t.mutex());
+        std::lock_guard lock(q.idle.mutex);
         t.mark_idle(q.idle);
     }
     return r;
@@ -139,25 +170,22 @@ VkResult device_wait_idle(DeviceState& d) {
         std::lock_guard lock(d.mutex);
         queues = d.queues;
     }
+    for (QueueState* q : queues) {
+        std::lock_guard lock(q->idle.mutex);
+        t.note_idle_wait(q->idle);
+        if (q->idle.activity == QueueActivity::Busy) t.fence_busy_queue(q->idle, q->queue);
+    }
     auto poll = [&]() -> VkResult {
-        std::lock_guard lock(t.mutex());
         VkResult result = VK_SUCCESS;
         for (QueueState* q : queues) {
             VkResult error;
-            QueueActivity a = t.poll(q->idle, &error);
-            if (error != VK_SUCCESS) return error;
-            if (a == QueueActivity::Unknown || a == QueueActivity::Busy) return VK_INCOMPLETE;
-            if (a == QueueActivity::Pending) result = VK_NOT_READY;
+            const QueueActivity a = t.poll(q->idle, &error);
+            const VkResult r = as_poll_result(a, error);
+            if (r != VK_SUCCESS && r != VK_NOT_READY) return r;  // an error, or a queue the layer cannot follow
+            if (r == VK_NOT_READY) result = r;
         }
         return result;
     };
-    {
-        std::lock_guard lock(t.mutex());
-        for (QueueState* q : queues) {
-            t.note_idle_wait(q->idle);
-            if (q->idle.activity == QueueActivity::Busy) t.fence_busy_queue(q->idle, q->queue);
-        }
-    }
     VkResult first = poll();
     if (first == VK_SUCCESS) {
         d.stats.add(Counter::IdleShortcuts);
@@ -167,28 +195,27 @@ VkResult device_wait_idle(DeviceState& d) {
     auto block = [&](uint64_t) { return d.dispatch.DeviceWaitIdle(d.device); };
     VkResult r = first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
     if (r == VK_SUCCESS) {
-        std::lock_guard lock(t.mutex());
-        for (QueueState* q : queues) t.mark_idle(q->idle);
+        for (QueueState* q : queues) {
+            std::lock_guard lock(q->idle.mutex);
+            t.mark_idle(q->idle);
+        }
     }
     return r;
 }
 
-void note_fences_signaled(DeviceState& d, uint32_t count, const VkFence* fences) {
-    if (!d.idle) return;
-    std::lock_guard lock(d.idle->mutex());
-    d.idle->app_fences_signaled(count, fences);
-}
-
-void release_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
-    if (!d.idle) return;
-    std::lock_guard lock(d.idle->mutex());
-    d.idle->release_app_fences(count, fences);
-}
-
 void note_untracked_queue_work(QueueState& q) {
     if (!q.device->idle) return;
-    std::lock_guard lock(q.device->idle->mutex());
+    std::lock_guard lock(q.idle.mutex);
     q.device->idle->mark_unknown(q.idle);
+}
+
+FenceReset::FenceReset(DeviceState& d, uint32_t count, const VkFence* fences)
+    : t_(d.idle.get()), count_(count), fences_(fences) {
+    if (t_) t_->begin_fence_reset(count_, fences_);
+}
+
+FenceReset::~FenceReset() {
+    if (t_) t_->end_fence_reset(count_, fences_);
 }
 
 TrackedSubmission::TrackedSubmission(QueueState* q, VkFence app_fence) : q_(q), app_fence_(app_fence), fence_(app_fence) {
@@ -196,13 +223,13 @@ TrackedSubmission::TrackedSubmission(QueueState* q, VkFence app_fence) : q_(q), 
         q_ = nullptr;
         return;
     }
-    std::lock_guard lock(q_->device->idle->mutex());
+    std::lock_guard lock(q_->idle.mutex);
     fence_ = q_->device->idle->fence_for_submit(q_->idle, app_fence);
 }
 
 void TrackedSubmission::end(VkResult result) {
     if (!q_) return;
-    std::lock_guard lock(q_->device->idle->mutex());
+    std::lock_guard lock(q_->idle.mutex);
     q_->device->idle->after_submit(q_->idle, app_fence_, fence_, result);
 }
 

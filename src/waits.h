@@ -14,12 +14,26 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
 VkResult queue_wait_idle(QueueState& q);
 VkResult device_wait_idle(DeviceState& d);
 
-// The application learnt these fences are signaled (vkGetFenceStatus returned VK_SUCCESS).
-void note_fences_signaled(DeviceState& d, uint32_t count, const VkFence* fences);
-// The application resets, destroys or imports a payload into these fences.
-void release_fences(DeviceState& d, uint32_t count, const VkFence* fences);
+// vkGetFenceStatus: answered from what the layer knows where it can, and learnt from.
+VkResult get_fence_status(DeviceState& d, VkFence fence);
 // Queue work the layer cannot follow (sparse binding, present).
 void note_untracked_queue_work(QueueState& q);
+
+// Brackets an application call that resets these fences or replaces their payload
+// (vkResetFences, vkDestroyFence, imports, sync-fd exports): the layer stops following them
+// before the call and forgets what it knew of them after it.
+class FenceReset {
+public:
+    FenceReset(DeviceState& d, uint32_t count, const VkFence* fences);
+    ~FenceReset();
+    FenceReset(const FenceReset&) = delete;
+    FenceReset& operator=(const FenceReset&) = delete;
+
+private:
+    IdleTracker* t_;
+    uint32_t count_;
+    const VkFence* fences_;
+};
 
 // Wraps one submission so the queue's idleness stays known: fence() is what to submit with
 // (the application's fence, or one of ours on queues that attach fences at submit time).

@@ -116,6 +116,15 @@ Context create_context(const char* app_name, const ContextOptions& options) {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
     timeline_khr.timelineSemaphore = VK_TRUE;
     std::vector<const char*> device_exts;
+    {
+        uint32_t n = 0;
+        VK_CHECK(vkEnumerateDeviceExtensionProperties(ctx.physical_device, nullptr, &n, nullptr));
+        std::vector<VkExtensionProperties> available(n);
+        VK_CHECK(vkEnumerateDeviceExtensionProperties(ctx.physical_device, nullptr, &n, available.data()));
+        for (const char* want : options.optional_device_extensions)
+            for (const auto& e : available)
+                if (std::strcmp(e.extensionName, want) == 0) device_exts.push_back(want);
+    }
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
@@ -128,6 +137,7 @@ Context create_context(const char* app_name, const ContextOptions& options) {
     dci.enabledExtensionCount = uint32_t(device_exts.size());
     dci.ppEnabledExtensionNames = device_exts.data();
     VK_CHECK(vkCreateDevice(ctx.physical_device, &dci, nullptr, &ctx.device));
+    ctx.device_extensions.assign(device_exts.begin(), device_exts.end());
     for (uint32_t i = 0; i < queue_count; ++i) {
         VkQueue q;
         vkGetDeviceQueue(ctx.device, ctx.queue_family, i, &q);
@@ -135,6 +145,12 @@ Context create_context(const char* app_name, const ContextOptions& options) {
     }
     ctx.queue = ctx.queues[0];
     return ctx;
+}
+
+bool Context::has_device_extension(const char* name) const {
+    for (const std::string& e : device_extensions)
+        if (e == name) return true;
+    return false;
 }
 
 void destroy_context(Context& ctx) {

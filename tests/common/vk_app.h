@@ -29,6 +29,7 @@ struct ContextOptions {
     bool timeline_semaphores = false;  // below 1.2: through VK_KHR_timeline_semaphore
     uint32_t queue_count = 1;       // queues requested from the chosen family (clamped)
     std::vector<const char*> layers;  // instance layers to enable by name
+    std::vector<const char*> optional_device_extensions;  // enabled where the device has them
 };
 
 struct Context {
@@ -42,6 +43,8 @@ struct Context {
     VkPhysicalDeviceMemoryProperties memory_properties{};
     VkQueueFamilyProperties queue_family_properties{};
     VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+    std::vector<std::string> device_extensions;  // enabled on `device`
+    bool has_device_extension(const char* name) const;
 };
 
 // Validation messages (warnings and errors) seen by the debug messenger, all contexts.
