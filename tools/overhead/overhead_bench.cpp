@@ -1,6 +1,7 @@
 // slipstream-overhead: the CPU cost the layer adds to the two hottest paths.
 //   record: ns per vkCmdDispatch recorded (N dispatches into one command buffer)
 //   submit: µs per vkQueueSubmit of a one-dispatch command buffer, N back to back, no fence
+//   signaled_wait: µs per vkWaitForFences on a fence that has signaled (and was waited on once)
 // Both configurations live in one process: one instance without layers, one that enables
 // VK_LAYER_slipstream by name (its manifest must be findable, e.g. through VK_ADD_LAYER_PATH).
 // Repetitions alternate between them, so driver and machine noise hits both alike; the
@@ -26,6 +27,7 @@ struct Rig {
     vkapp::StorageSet storage;
     VkCommandPool pool = VK_NULL_HANDLE;
     VkCommandBuffer big = VK_NULL_HANDLE, small = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
 
     explicit Rig(std::vector<const char*> layers) {
         vkapp::ContextOptions options;
@@ -51,8 +53,11 @@ struct Rig {
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         vkCmdDispatch(small, 1, 1, 1);
         VK_CHECK(vkEndCommandBuffer(small));
+        VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &fence));
     }
     ~Rig() {
+        vkDestroyFence(ctx.device, fence, nullptr);
         vkDestroyCommandPool(ctx.device, pool, nullptr);
         vkapp::destroy_storage_set(ctx, storage);
         vkapp::destroy_compute_pipeline(ctx, pipe);
@@ -85,6 +90,20 @@ struct Rig {
         VK_CHECK(vkQueueWaitIdle(ctx.queue));
         return s / submits * 1e6;
     }
+    // µs per vkWaitForFences on a fence already signaled, as runtimes that wait on their
+    // last submission again (a device sync with nothing new in flight) do.
+    double signaled_wait_us(int waits) {
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &small;
+        VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, fence));
+        VK_CHECK(vkWaitForFences(ctx.device, 1, &fence, VK_TRUE, UINT64_MAX));
+        Clock::time_point t0 = Clock::now();
+        for (int i = 0; i < waits; ++i) VK_CHECK(vkWaitForFences(ctx.device, 1, &fence, VK_TRUE, UINT64_MAX));
+        double s = seconds_since(t0);
+        VK_CHECK(vkResetFences(ctx.device, 1, &fence));
+        return s / waits * 1e6;
+    }
 };
 
 std::string list(const std::vector<double>& v) {
@@ -105,22 +124,24 @@ int main(int argc, char** argv) {
     {
         Rig off({});
         Rig on({"VK_LAYER_slipstream"});
-        std::vector<double> record[2], submit[2];
+        std::vector<double> record[2], submit[2], wait[2];
         Rig* rigs[2] = {&off, &on};
         for (int rep = 0; rep <= reps; ++rep) {  // repetition 0 warms both up
             for (int k = 0; k < 2; ++k) {
                 int which = (rep + k) % 2;  // alternate who goes first
                 double r = rigs[which]->record_ns(dispatches);
                 double s = rigs[which]->submit_us(submits);
+                double w = rigs[which]->signaled_wait_us(submits);
                 if (rep == 0) continue;
                 record[which].push_back(r);
                 submit[which].push_back(s);
+                wait[which].push_back(w);
             }
         }
         std::printf("{\"device\": \"%s\", \"dispatches\": %d, \"submits\": %d, \"record_ns\": {\"off\": %s, \"on\": %s}, "
-                    "\"submit_us\": {\"off\": %s, \"on\": %s}}\n",
+                    "\"submit_us\": {\"off\": %s, \"on\": %s}, \"signaled_wait_us\": {\"off\": %s, \"on\": %s}}\n",
                     off.ctx.properties.deviceName, dispatches, submits, list(record[0]).c_str(), list(record[1]).c_str(),
-                    list(submit[0]).c_str(), list(submit[1]).c_str());
+                    list(submit[0]).c_str(), list(submit[1]).c_str(), list(wait[0]).c_str(), list(wait[1]).c_str());
         failures = vkapp::g_validation_messages.load();
     }
     return failures ? 1 : 0;
