@@ -78,9 +78,9 @@ class Layout:
 #                    destroyed; six readback regions bound into it)
 #   mixed-suballoc   D + N (4 MiB holding STORAGE|TRANSFER_DST buffers: no evidence, never moved)
 #   linear-image     D + N (dedicated, LINEAR TRANSFER_DST image)
-#   hint-then-optimal-image   N (optimal image memory, right after a readback buffer's
-#                    requirements query: hinted, non-dedicated) + N (its readback buffer);
-#                    only where optimal images accept N.
+#   hint-then-optimal-image   N (optimal image memory, right after the requirements query of
+#                    a readback buffer as large as the image: hinted, non-dedicated) + N (its
+#                    readback buffer); only where optimal images accept N.
 # Dedicated allocations may go to any type the resource allows; the non-dedicated ones (staging,
 # block, the optimal image and its readback buffer) only to safe_targets(N): types that every
 # resource class accepting N also accepts. Buffers and linear images accept every type but
