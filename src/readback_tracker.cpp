@@ -209,7 +209,7 @@ uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char*
     }
     const uint32_t safe = safe_targets_[info.memoryTypeIndex];
     const bool matches = hint.tracker == id_ && (hint.reqs.memoryTypeBits >> info.memoryTypeIndex & 1u);
-    if (matches && !hint.probe && info.allocationSize >= hint.reqs.size) {
+    if (matches && !hint.probe && readback_hint_covers(info.allocationSize, hint.reqs)) {
         std::lock_guard lock(mutex_);
         auto it = readback_buffers_.find(hint.buffer);
         if (it != readback_buffers_.end() && !it->second) {

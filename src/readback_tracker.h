@@ -6,7 +6,8 @@
 //  - a dedicated allocation for a readback buffer (usage TRANSFER_DST, optionally TRANSFER_SRC,
 //    nothing else) or a linear image used only as a copy destination (and source);
 //  - an allocation that follows, on the same thread, the requirements query of such a buffer
-//    that is not bound yet, and is large enough for it;
+//    that is not bound yet, and can hold that buffer and little else (readback_hint_covers:
+//    a sub-allocator's block that starts with the buffer is not the buffer's memory);
 //  - the block-first pattern of sub-allocating runtimes: a readback buffer created, queried and
 //    destroyed (or vkGetDeviceBufferMemoryRequirements for one), then a block of >= 1 MiB;
 //  - with VK_SLIPSTREAM_READBACK=all-host-visible: every allocation of an uncached
