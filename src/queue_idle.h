@@ -16,6 +16,8 @@
 // under the same lock, so a poll never touches a fence the application let go of.
 #pragma once
 
+#include "stats.h"
+
 #include <vulkan/vulkan.h>
 #include <vulkan/vk_layer_dispatch_table.h>
 
@@ -52,7 +54,9 @@ public:
     // Bounds the fences of ours that one queue may have in flight at once.
     static constexpr size_t kMaxOwnFences = 256;
 
-    IdleTracker(VkDevice device, const VkLayerDispatchTable& dispatch) : device_(device), d_(dispatch) {}
+    // `stats` (may be null) counts the fences this tracker creates and destroys.
+    IdleTracker(VkDevice device, const VkLayerDispatchTable& dispatch, DeviceStats* stats = nullptr)
+        : device_(device), d_(dispatch), stats_(stats) {}
     ~IdleTracker() = default;
     IdleTracker(const IdleTracker&) = delete;
     IdleTracker& operator=(const IdleTracker&) = delete;
@@ -94,6 +98,7 @@ private:
 
     VkDevice device_;
     const VkLayerDispatchTable& d_;
+    DeviceStats* stats_;
     std::mutex mutex_;  // guards every QueueIdle of the device and app_fences_
     std::unordered_map<VkFence, QueueIdle*> app_fences_;  // app fence -> queue it is latest on
 };

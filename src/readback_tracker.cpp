@@ -57,9 +57,11 @@ void ReadbackTracker::probe_resource_classes() {
         bci.usage = usage;
         VkBuffer buffer;
         if (d_.dispatch.CreateBuffer(dev, &bci, nullptr, &buffer) != VK_SUCCESS) continue;
+        d_.stats.add(Counter::ProbeObjectsCreated);
         VkMemoryRequirements reqs;
         d_.dispatch.GetBufferMemoryRequirements(dev, buffer, &reqs);
         d_.dispatch.DestroyBuffer(dev, buffer, nullptr);
+        d_.stats.add(Counter::ProbeObjectsDestroyed);
         classes.push_back(reqs.memoryTypeBits);
     }
     struct ImageClass {
@@ -93,9 +95,11 @@ void ReadbackTracker::probe_resource_classes() {
         ici.initialLayout = c.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED : VK_IMAGE_LAYOUT_UNDEFINED;
         VkImage image;
         if (d_.dispatch.CreateImage(dev, &ici, nullptr, &image) != VK_SUCCESS) continue;
+        d_.stats.add(Counter::ProbeObjectsCreated);
         VkMemoryRequirements reqs;
         d_.dispatch.GetImageMemoryRequirements(dev, image, &reqs);
         d_.dispatch.DestroyImage(dev, image, nullptr);
+        d_.stats.add(Counter::ProbeObjectsDestroyed);
         classes.push_back(reqs.memoryTypeBits);
     }
     const uint32_t all = d_.memory_properties.memoryTypeCount >= 32 ? ~0u : (1u << d_.memory_properties.memoryTypeCount) - 1;
