@@ -18,6 +18,7 @@ VkFence IdleTracker::acquire_own_fence(QueueIdle& q) {
         VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VkFence fence;
         if (d_.CreateFence(device_, &info, nullptr, &fence) != VK_SUCCESS) return VK_NULL_HANDLE;
+        if (stats_) stats_->add(Counter::OwnFencesCreated);
         return fence;
     }
     VkFence fence = q.own_free.back();
@@ -224,6 +225,8 @@ void IdleTracker::destroy_own_fences(QueueIdle& q) {
     for (auto* list : {&q.own_free, &q.own_signaled})
         for (VkFence f : *list) d_.DestroyFence(device_, f, nullptr);
     for (VkFence f : q.own_pending) d_.DestroyFence(device_, f, nullptr);
+    if (stats_)
+        stats_->add(Counter::OwnFencesDestroyed, q.own_free.size() + q.own_signaled.size() + q.own_pending.size());
     q.own_free.clear();
     q.own_signaled.clear();
     q.own_pending.clear();

@@ -30,6 +30,8 @@
 // answer and the layer's bookkeeping is never taken for the new submission's completion.
 #pragma once
 
+#include "stats.h"
+
 #include <vulkan/vulkan.h>
 #include <vulkan/vk_layer_dispatch_table.h>
 
@@ -69,7 +71,9 @@ public:
     // Bounds the fences of ours that one queue may have in flight at once.
     static constexpr size_t kMaxOwnFences = 256;
 
-    IdleTracker(VkDevice device, const VkLayerDispatchTable& dispatch) : device_(device), d_(dispatch) {}
+    // `stats` (may be null) counts the fences this tracker creates and destroys.
+    IdleTracker(VkDevice device, const VkLayerDispatchTable& dispatch, DeviceStats* stats = nullptr)
+        : device_(device), d_(dispatch), stats_(stats) {}
     ~IdleTracker() = default;
     IdleTracker(const IdleTracker&) = delete;
     IdleTracker& operator=(const IdleTracker&) = delete;
@@ -128,6 +132,7 @@ private:
 
     VkDevice device_;
     const VkLayerDispatchTable& d_;
+    DeviceStats* stats_;
     std::mutex fences_mutex_;  // guards app_fences_; no driver call under it
     std::unordered_map<VkFence, AppFence> app_fences_;
     std::atomic<uint64_t> serial_{0};

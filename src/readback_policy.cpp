@@ -210,4 +210,12 @@ bool is_readback_buffer_usage(VkBufferUsageFlags usage) {
            (usage & ~(VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT)) == 0;
 }
 
+bool readback_hint_covers(VkDeviceSize allocation_size, const VkMemoryRequirements& reqs) {
+    if (allocation_size < reqs.size) return false;
+    VkDeviceSize slack = reqs.size / 8;
+    if (slack < kReadbackHintPage) slack = kReadbackHintPage;
+    if (slack < reqs.alignment) slack = reqs.alignment;
+    return allocation_size - reqs.size <= slack;
+}
+
 }  // namespace slipstream

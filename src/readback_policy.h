@@ -73,4 +73,18 @@ std::string describe_memory_property_flags(VkMemoryPropertyFlags flags);
 // and nothing else.
 bool is_readback_buffer_usage(VkBufferUsageFlags usage);
 
+// The slack a requirements hint tolerates for small buffers: the page size to which allocators
+// and drivers round small allocations (NVIDIA and AMD map VRAM in 64 KiB pages).
+inline constexpr VkDeviceSize kReadbackHintPage = 64 * 1024;
+
+// Whether an allocation of `allocation_size` that follows the requirements query `reqs` of a
+// readback buffer (same thread, nothing in between) is that buffer's own memory: it holds the
+// buffer and little else. At least reqs.size, and at most reqs.size plus the largest of
+// reqs.alignment, kReadbackHintPage and reqs.size / 8 (an allocator's rounding to its
+// alignment, pages or size classes). A sub-allocator's block that merely starts with the buffer
+// is larger: the resources it places there later (often buffers the GPU reads) must stay in the
+// memory the application chose, and whatever does share a covered allocation is at most an
+// eighth of the readback (or one page).
+bool readback_hint_covers(VkDeviceSize allocation_size, const VkMemoryRequirements& reqs);
+
 }  // namespace slipstream

@@ -9,19 +9,6 @@
 namespace slipstream {
 
 namespace {
-// What the last memory-requirements query on this thread was, so that the allocation that
-// follows it can be matched to its resource.
-struct Hint {
-    uint64_t tracker = 0;  // 0: none
-    VkBuffer buffer = VK_NULL_HANDLE;
-    bool probe = false;    // the buffer was destroyed unbound, or never existed
-    VkMemoryRequirements reqs{};
-};
-// initial-exec: static TLS. A dlopen-ed layer's dynamic TLS trips LeakSanitizer's tracer at exit.
-__attribute__((tls_model("initial-exec"))) thread_local Hint t_hint;
-std::atomic<uint64_t> g_next_tracker_id{1};
-Hint& thread_hint() { return t_hint; }
-
 bool readback_image(const VkImageCreateInfo& info) {
     const VkImageUsageFlags copy = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
     return info.tiling == VK_IMAGE_TILING_LINEAR && (info.usage & VK_IMAGE_USAGE_TRANSFER_DST_BIT) &&
@@ -37,7 +24,7 @@ bool readback_buffer(const VkBufferCreateInfo& info) {
 }
 }  // namespace
 
-ReadbackTracker::ReadbackTracker(DeviceState& device) : d_(device), id_(g_next_tracker_id.fetch_add(1)) {
+ReadbackTracker::ReadbackTracker(DeviceState& device) : d_(device) {
     probe_resource_classes();
 }
 
@@ -57,9 +44,11 @@ void ReadbackTracker::probe_resource_classes() {
         bci.usage = usage;
         VkBuffer buffer;
         if (d_.dispatch.CreateBuffer(dev, &bci, nullptr, &buffer) != VK_SUCCESS) continue;
+        d_.stats.add(Counter::ProbeObjectsCreated);
         VkMemoryRequirements reqs;
         d_.dispatch.GetBufferMemoryRequirements(dev, buffer, &reqs);
         d_.dispatch.DestroyBuffer(dev, buffer, nullptr);
+        d_.stats.add(Counter::ProbeObjectsDestroyed);
         classes.push_back(reqs.memoryTypeBits);
     }
     struct ImageClass {
@@ -93,9 +82,11 @@ void ReadbackTracker::probe_resource_classes() {
         ici.initialLayout = c.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED : VK_IMAGE_LAYOUT_UNDEFINED;
         VkImage image;
         if (d_.dispatch.CreateImage(dev, &ici, nullptr, &image) != VK_SUCCESS) continue;
+        d_.stats.add(Counter::ProbeObjectsCreated);
         VkMemoryRequirements reqs;
         d_.dispatch.GetImageMemoryRequirements(dev, image, &reqs);
         d_.dispatch.DestroyImage(dev, image, nullptr);
+        d_.stats.add(Counter::ProbeObjectsDestroyed);
         classes.push_back(reqs.memoryTypeBits);
     }
     const uint32_t all = d_.memory_properties.memoryTypeCount >= 32 ? ~0u : (1u << d_.memory_properties.memoryTypeCount) - 1;
@@ -115,9 +106,9 @@ void ReadbackTracker::buffer_created(VkBuffer buffer, const VkBufferCreateInfo& 
 }
 
 void ReadbackTracker::buffer_destroyed(VkBuffer buffer) {
-    Hint& hint = thread_hint();
-    if (hint.tracker == id_ && hint.buffer == buffer) hint.probe = true;  // the block-first probe
     std::lock_guard lock(mutex_);
+    auto hint = hints_.find(std::this_thread::get_id());
+    if (hint != hints_.end() && hint->second.buffer == buffer) hint->second.probe = true;  // the block-first probe
     readback_buffers_.erase(buffer);
 }
 
@@ -133,22 +124,15 @@ void ReadbackTracker::image_destroyed(VkImage image) {
 }
 
 void ReadbackTracker::buffer_requirements(VkBuffer buffer, const VkBufferCreateInfo* info, VkMemoryRequirements& reqs) {
-    bool readback;
-    if (buffer) {
+    {
         std::lock_guard lock(mutex_);
-        readback = readback_buffers_.count(buffer) != 0;
-    } else {
-        readback = info && readback_buffer(*info);
+        const bool readback = buffer ? readback_buffers_.count(buffer) != 0 : info && readback_buffer(*info);
+        if (!readback) {
+            hints_.erase(std::this_thread::get_id());
+            return;
+        }
+        hints_[std::this_thread::get_id()] = Hint{buffer, buffer == VK_NULL_HANDLE, reqs};
     }
-    Hint& hint = thread_hint();
-    if (!readback) {
-        hint.tracker = 0;
-        return;
-    }
-    hint.tracker = id_;
-    hint.buffer = buffer;
-    hint.probe = buffer == VK_NULL_HANDLE;
-    hint.reqs = reqs;
     if (d_.settings.readback_steer) {
         uint32_t steered = steer_readback_type_bits(d_.memory_properties, reqs.memoryTypeBits);
         if (steered != reqs.memoryTypeBits) {
@@ -158,12 +142,20 @@ void ReadbackTracker::buffer_requirements(VkBuffer buffer, const VkBufferCreateI
     }
 }
 
-void ReadbackTracker::other_requirements() { thread_hint().tracker = 0; }
+void ReadbackTracker::other_requirements() { drop_hint(); }
+
+std::optional<ReadbackTracker::Hint> ReadbackTracker::drop_hint() {
+    std::lock_guard lock(mutex_);
+    auto it = hints_.find(std::this_thread::get_id());
+    if (it == hints_.end()) return std::nullopt;
+    Hint hint = it->second;
+    hints_.erase(it);
+    return hint;
+}
 
 uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char** kind) {
     // A hint serves the one allocation that follows it, whatever that allocation turns out to be.
-    const Hint hint = thread_hint();
-    thread_hint().tracker = 0;
+    const std::optional<Hint> hint = drop_hint();
     // Only plain allocations: imported, exported or capture-replay memory keeps its type.
     const VkMemoryDedicatedAllocateInfo* dedicated = nullptr;
     for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext) {
@@ -208,18 +200,18 @@ uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char*
         return reqs.memoryTypeBits;
     }
     const uint32_t safe = safe_targets_[info.memoryTypeIndex];
-    const bool matches = hint.tracker == id_ && (hint.reqs.memoryTypeBits >> info.memoryTypeIndex & 1u);
-    if (matches && !hint.probe && info.allocationSize >= hint.reqs.size) {
+    const bool matches = hint && (hint->reqs.memoryTypeBits >> info.memoryTypeIndex & 1u);
+    if (matches && !hint->probe && readback_hint_covers(info.allocationSize, hint->reqs)) {
         std::lock_guard lock(mutex_);
-        auto it = readback_buffers_.find(hint.buffer);
+        auto it = readback_buffers_.find(hint->buffer);
         if (it != readback_buffers_.end() && !it->second) {
             *kind = "readback buffer memory";
-            return hint.reqs.memoryTypeBits & safe;
+            return hint->reqs.memoryTypeBits & safe;
         }
     }
-    if (matches && hint.probe && info.allocationSize >= kBlockMinBytes) {
+    if (matches && hint->probe && info.allocationSize >= kBlockMinBytes) {
         *kind = "readback block memory";
-        return hint.reqs.memoryTypeBits & safe;
+        return hint->reqs.memoryTypeBits & safe;
     }
     if (all) {
         *kind = "host-visible memory (all-host-visible mode)";
@@ -245,12 +237,12 @@ VkResult ReadbackTracker::allocate(const VkMemoryAllocateInfo* info, const VkAll
     auto pass = [&] { return d_.dispatch.AllocateMemory(d_.device, info, allocator, memory); };
     const uint32_t app_type = info->memoryTypeIndex;
     if (d_.settings.readback == ReadbackMode::Off || app_type >= d_.memory_properties.memoryTypeCount) {
-        thread_hint().tracker = 0;
+        drop_hint();
         return pass();
     }
     const VkMemoryPropertyFlags flags = d_.memory_properties.memoryTypes[app_type].propertyFlags;
     if (!(flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) || (flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) {
-        thread_hint().tracker = 0;
+        drop_hint();
         return pass();
     }
     const char* kind = nullptr;

@@ -5,8 +5,10 @@
 // Evidence that an allocation is host-read staging (VK_SLIPSTREAM_READBACK=auto):
 //  - a dedicated allocation for a readback buffer (usage TRANSFER_DST, optionally TRANSFER_SRC,
 //    nothing else) or a linear image used only as a copy destination (and source);
-//  - an allocation that follows, on the same thread, the requirements query of such a buffer
-//    that is not bound yet, and is large enough for it;
+//  - an allocation that follows, on the same thread and device, the requirements query of such
+//    a buffer that is not bound yet, and can hold that buffer and little else
+//    (readback_hint_covers: a sub-allocator's block that starts with the buffer is not the
+//    buffer's memory);
 //  - the block-first pattern of sub-allocating runtimes: a readback buffer created, queried and
 //    destroyed (or vkGetDeviceBufferMemoryRequirements for one), then a block of >= 1 MiB;
 //  - with VK_SLIPSTREAM_READBACK=all-host-visible: every allocation of an uncached
@@ -21,8 +23,10 @@
 
 #include <vulkan/vulkan.h>
 
-#include <atomic>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -56,6 +60,18 @@ private:
     struct Redirected {
         uint32_t app_type, real_type;
     };
+    // What the last memory-requirements query of a thread on this device was, so that the
+    // allocation that follows it can be matched to its resource. Kept here rather than in a
+    // thread_local: the layer stays loaded (-z nodelete), and TLS of a dlopen-ed library costs
+    // either static TLS that glibc never gets back below it (drivers loaded later for each
+    // instance then run out of it) or dynamic TLS (which LeakSanitizer's exit tracer trips on).
+    struct Hint {
+        VkBuffer buffer = VK_NULL_HANDLE;
+        bool probe = false;  // the buffer was destroyed unbound, or never existed
+        VkMemoryRequirements reqs{};
+    };
+    // This thread's hint, removed: each one serves only the next allocation or query.
+    std::optional<Hint> drop_hint();
     void probe_resource_classes();
     // The types the allocation's resources allow and a name for the log, or 0 when the
     // allocation is not known to be host-read.
@@ -64,10 +80,10 @@ private:
     void check_bind(VkDeviceMemory memory, uint32_t allowed_bits, const char* what);
 
     DeviceState& d_;
-    const uint64_t id_;  // tells this tracker's thread-local hints from another device's
     // Types that each type may be redirected to without invalidating any probed resource class.
     uint32_t safe_targets_[VK_MAX_MEMORY_TYPES] = {};
     std::mutex mutex_;   // guards the maps
+    std::unordered_map<std::thread::id, Hint> hints_;  // at most one per thread, dropped on use
     std::unordered_map<VkBuffer, bool> readback_buffers_;  // -> bound yet
     std::unordered_set<VkImage> readback_images_;
     std::unordered_map<VkDeviceMemory, Redirected> redirected_;

@@ -34,7 +34,11 @@ namespace slipstream {
     X(ReadbackBytes, "readback_bytes")          /* ... and their bytes */                     \
     X(ReadbackFallbacks, "readback_fallbacks")  /* preferred heap full: the app's own type */ \
     X(ReadbackBindMismatches, "readback_bind_mismatches") /* must stay 0: see the README */    \
-    X(ReadbackSteered, "readback_steered")      /* requirements reported without uncached types */
+    X(ReadbackSteered, "readback_steered")      /* requirements reported without uncached types */ \
+    X(OwnFencesCreated, "own_fences_created")   /* fences Slipstream created (queue idleness) */ \
+    X(OwnFencesDestroyed, "own_fences_destroyed")  /* ... and destroyed: equal after vkDestroyDevice */ \
+    X(ProbeObjectsCreated, "probe_objects_created")  /* buffers/images the readback probe created */ \
+    X(ProbeObjectsDestroyed, "probe_objects_destroyed")  /* ... and destroyed */
 
 enum class Counter : int {
 #define X(id, name) id,

@@ -20,10 +20,16 @@
 //   d mixed-suballoc           one 4 MiB allocation holding STORAGE|TRANSFER_DST buffers (no
 //                              readback evidence)
 //   e linear-image             dedicated memory of a LINEAR, TRANSFER_DST-only image
-//   f hint-then-optimal-image  a readback buffer's requirements are queried (it stays unbound),
-//                              then memory sized for an OPTIMAL image is allocated and the image
-//                              bound to it; the image is cleared and copied to a readback buffer.
+//   f hint-then-optimal-image  the requirements of a readback buffer as large as an OPTIMAL
+//                              image are queried (it stays unbound), then memory sized for the
+//                              image is allocated and the image bound to it; the image is
+//                              cleared and copied to a readback buffer.
 //                              Skipped where optimal images do not accept the naive type.
+//   g hint-then-block          a sub-allocator's first block: a readback buffer's requirements
+//                              are queried, then a 16 MiB block is allocated for it; the buffer
+//                              and eight host-written storage buffers a compute dispatch reads
+//                              and writes (through descriptors) are bound into the block. The
+//                              block is not the readback buffer's memory: it must never move.
 //
 // Each scenario prints `scenario <name>: asked type <T> (<flags>) ... ok` or
 // `scenario <name>: skipped (<why>)`; a mismatch prints `scenario <name>: FAILED ...`. The
@@ -31,6 +37,8 @@
 // any mismatch or validation message.
 #include "suite_util.h"  // tests/apps: Rng
 #include "vk_app.h"
+
+#include "readback_step_comp.h"  // tests/apps/shaders/roundtrip.comp (needs <cstdint> first)
 
 #include <algorithm>
 #include <cstring>
@@ -91,6 +99,7 @@ public:
     void mixed_suballoc();
     void linear_image();
     void hint_then_optimal_image();
+    void hint_then_block();
 
 private:
     // The naive choice for memory the host reads (-1: none).
@@ -548,25 +557,24 @@ void App::hint_then_optimal_image() {
     VkMemoryRequirements image_req;
     vkGetImageMemoryRequirements(ctx_.device, image, &image_req);
 
-    // The application queries a small readback buffer's requirements (a staging pool warming up,
-    // say) and leaves it unbound; the next allocation is the image's.
-    VkBuffer hint = create_buffer(4 * kKiB, kReadbackUsage);
+    // The application queries the requirements of a readback buffer as large as the image (a
+    // staging buffer for its pixels, say) and leaves it unbound; the next allocation is the
+    // image's, of the same size: the hint's size bound cannot tell it from the buffer's memory.
+    VkBuffer hint = create_buffer(image_req.size, kReadbackUsage);
     VkMemoryRequirements hint_req;
     vkGetBufferMemoryRequirements(ctx_.device, hint, &hint_req);
     const uint32_t type = require_host_type(scenario, hint_req.memoryTypeBits);
-    if (!(image_req.memoryTypeBits >> type & 1u) || image_req.size < hint_req.size) {
+    if (!(image_req.memoryTypeBits >> type & 1u)) {
         char why[160];
-        if (!(image_req.memoryTypeBits >> type & 1u))
-            std::snprintf(why, sizeof why, "optimal images do not accept the naive type %s (image memoryTypeBits 0x%x)",
-                          describe(type).c_str(), image_req.memoryTypeBits);
-        else
-            std::snprintf(why, sizeof why, "the image is smaller than the hinted buffer");
+        std::snprintf(why, sizeof why, "optimal images do not accept the naive type %s (image memoryTypeBits 0x%x)",
+                      describe(type).c_str(), image_req.memoryTypeBits);
         vkDestroyBuffer(ctx_.device, hint, nullptr);
         vkDestroyImage(ctx_.device, image, nullptr);
         skipped(scenario, why);
         return;
     }
-    VkDeviceMemory image_memory = allocate(image_req.size, type);
+    // At least the buffer's size too (its requirement may be rounded up past the image's).
+    VkDeviceMemory image_memory = allocate(std::max(image_req.size, hint_req.size), type);
     VK_CHECK(vkBindImageMemory(ctx_.device, image, image_memory, 0));
 
     // Where the image's pixels are read: an ordinary readback buffer (create, query, allocate).
@@ -622,6 +630,115 @@ void App::hint_then_optimal_image() {
     vkDestroyBuffer(ctx_.device, hint, nullptr);  // never bound
 }
 
+void App::hint_then_block() {
+    const char* scenario = "hint-then-block";
+    const VkDeviceSize kBlock = 16 * kMiB;
+    // Storage buffers the host writes and a compute dispatch then reads and writes in place.
+    const VkDeviceSize sizes[] = {64 * kKiB, 256 * kKiB + 16, 512 * kKiB, 4 * kKiB + 4,
+                                  768 * kKiB + 8, 128 * kKiB, 192 * kKiB + 12, 32 * kKiB};
+    constexpr size_t kCount = sizeof sizes / sizeof sizes[0];
+    VkDeviceSize dst_offsets[kCount];
+    VkDeviceSize total = 0;
+    for (size_t i = 0; i < kCount; ++i) {
+        dst_offsets[i] = total;
+        total += sizes[i];  // every size is a multiple of 4
+    }
+
+    // The sub-allocator is asked for a readback buffer (every result, about 2 MiB) and has no
+    // block of its type yet: it queries the buffer, allocates a block, binds the buffer at 0.
+    VkBuffer readback = create_buffer(total, kReadbackUsage);
+    VkMemoryRequirements readback_req;
+    vkGetBufferMemoryRequirements(ctx_.device, readback, &readback_req);
+    const uint32_t type = require_host_type(scenario, readback_req.memoryTypeBits);
+    VkDeviceMemory memory = allocate(kBlock, type);
+    VK_CHECK(vkBindBufferMemory(ctx_.device, readback, memory, 0));
+
+    // Then the storage buffers land in the same block, which has room to spare.
+    VkBuffer buffers[kCount];
+    VkDeviceSize offsets[kCount];
+    VkDeviceSize cursor = readback_req.size;
+    for (size_t i = 0; i < kCount; ++i) {
+        buffers[i] = create_buffer(sizes[i], VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(ctx_.device, buffers[i], &req);
+        if (!(req.memoryTypeBits >> type & 1u)) {
+            std::fprintf(stderr, "scenario %s: storage buffer %zu does not accept the block's type %u (bits 0x%x)\n",
+                         scenario, i, type, req.memoryTypeBits);
+            std::exit(2);
+        }
+        offsets[i] = align_up(cursor, req.alignment);
+        if (offsets[i] + req.size > kBlock) {
+            std::fprintf(stderr, "scenario %s: the buffers do not fit the block\n", scenario);
+            std::exit(2);
+        }
+        VK_CHECK(vkBindBufferMemory(ctx_.device, buffers[i], memory, offsets[i]));
+        cursor = offsets[i] + req.size;
+    }
+
+    // The host writes the inputs in place; the kernel transforms each word (roundtrip.comp).
+    auto* mapped = static_cast<uint8_t*>(map(memory));
+    std::vector<uint8_t> expect(static_cast<size_t>(total));
+    uint32_t seeds[kCount];
+    for (size_t i = 0; i < kCount; ++i) {
+        Rng rng(0x6700 + i);
+        seeds[i] = rng.next32();
+        const size_t words = size_t(sizes[i] / 4);
+        std::vector<uint32_t> input(words);
+        for (size_t w = 0; w < words; ++w) {
+            input[w] = rng.next32();
+            uint32_t v = input[w] * 2654435761u + (seeds[i] ^ uint32_t(w));
+            v ^= v >> 15;
+            std::memcpy(expect.data() + dst_offsets[i] + 4 * w, &v, 4);
+        }
+        std::memcpy(mapped + offsets[i], input.data(), size_t(sizes[i]));
+    }
+    if (!(flags(type) & kHC)) {
+        VkMappedMemoryRange r{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+        r.memory = memory;
+        r.offset = 0;
+        r.size = VK_WHOLE_SIZE;
+        VK_CHECK(vkFlushMappedMemoryRanges(ctx_.device, 1, &r));
+    }
+
+    vkapp::ComputePipeline pipe =
+        vkapp::create_compute_pipeline(ctx_, readback_step_comp, sizeof readback_step_comp, 1, 8);
+    std::vector<vkapp::StorageSet> sets;
+    for (VkBuffer b : buffers) sets.push_back(vkapp::create_storage_set(ctx_, pipe, {b}));
+    submit([&](VkCommandBuffer cb) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
+        for (size_t i = 0; i < kCount; ++i) {
+            const uint32_t push[2] = {uint32_t(sizes[i] / 4), seeds[i]};
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &sets[i].set, 0, nullptr);
+            vkCmdPushConstants(cb, pipe.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+            vkCmdDispatch(cb, (push[0] + 255) / 256, 1, 1);
+        }
+        vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+        for (size_t i = 0; i < kCount; ++i) {
+            VkBufferCopy copy{0, dst_offsets[i], sizes[i]};
+            vkCmdCopyBuffer(cb, buffers[i], readback, 1, &copy);
+        }
+        transfer_to_host(cb);
+    });
+    invalidate_if_needed(memory, type);
+    bool ok = true;
+    for (size_t i = 0; i < kCount; ++i) {
+        const std::string what = "result " + std::to_string(i);
+        ok = verify(scenario, what.c_str(), mapped + dst_offsets[i], expect.data() + dst_offsets[i],
+                    size_t(sizes[i])) && ok;
+    }
+    vkUnmapMemory(ctx_.device, memory);
+    report(scenario,
+           "asked type " + describe(type) + ", block of " + std::to_string(kBlock) + " bytes, readback buffer of " +
+               std::to_string(readback_req.size) + " bytes and " + std::to_string(kCount) + " storage buffers",
+           ok);
+    for (vkapp::StorageSet& s : sets) vkapp::destroy_storage_set(ctx_, s);
+    vkapp::destroy_compute_pipeline(ctx_, pipe);
+    for (VkBuffer b : buffers) vkDestroyBuffer(ctx_.device, b, nullptr);
+    vkDestroyBuffer(ctx_.device, readback, nullptr);
+    vkFreeMemory(ctx_.device, memory, nullptr);
+}
+
 struct Scenario {
     char letter;
     const char* name;
@@ -634,6 +751,7 @@ const Scenario kScenarios[] = {
     {'d', "mixed-suballoc", &App::mixed_suballoc},
     {'e', "linear-image", &App::linear_image},
     {'f', "hint-then-optimal-image", &App::hint_then_optimal_image},
+    {'g', "hint-then-block", &App::hint_then_block},
 };
 constexpr size_t kScenarioCount = sizeof kScenarios / sizeof kScenarios[0];
 

@@ -45,7 +45,7 @@ import run_app  # noqa: E402  (what counts as a validation message, as in the co
 TEST_LAYER = "VK_LAYER_SLIPSTREAM_test_memory_layout"
 STATS_VAR = "VK_SLIPSTREAM_STATS_FILE"
 SCENARIOS = ("staging", "dedicated", "block", "mixed-suballoc", "linear-image",
-             "hint-then-optimal-image")
+             "hint-then-optimal-image", "hint-then-block")
 OPTIMAL = "hint-then-optimal-image"
 SCENARIO_RE = re.compile(r"^scenario ([a-z-]+): (.*)$")
 TYPE_RE = re.compile(r"type (\d+) \(")
@@ -78,9 +78,13 @@ class Layout:
 #                    destroyed; six readback regions bound into it)
 #   mixed-suballoc   D + N (4 MiB holding STORAGE|TRANSFER_DST buffers: no evidence, never moved)
 #   linear-image     D + N (dedicated, LINEAR TRANSFER_DST image)
-#   hint-then-optimal-image   N (optimal image memory, right after a readback buffer's
-#                    requirements query: hinted, non-dedicated) + N (its readback buffer);
-#                    only where optimal images accept N.
+#   hint-then-optimal-image   N (optimal image memory, right after the requirements query of
+#                    a readback buffer as large as the image: hinted, non-dedicated) + N (its
+#                    readback buffer); only where optimal images accept N.
+#   hint-then-block  N (a 16 MiB block right after a 2 MiB readback buffer's requirements
+#                    query; the buffer and eight host-written storage buffers that a compute
+#                    dispatch reads are bound into it). Far larger than the buffer, so the hint
+#                    does not cover it: it stays in N on every layout (no redirect).
 # Dedicated allocations may go to any type the resource allows; the non-dedicated ones (staging,
 # block, the optimal image and its readback buffer) only to safe_targets(N): types that every
 # resource class accepting N also accepts. Buffers and linear images accept every type but
@@ -90,10 +94,10 @@ NVIDIA = dict(
     # Types: 0 none, 1 DL, 2 HV|HC, 3 HV|HC|CACHED, 4 DL|HV|HC (BAR / host-visible VRAM). The
     # program asks 4 (N) and 1 (D). Optimal images accept only type 1, so no probed class accepts
     # 4 without accepting 3: safe_targets(4) includes 3, and staging, dedicated, block and
-    # linear-image move to 3 (4 redirects); mixed-suballoc stays in 4. Optimal images do not
-    # accept 4: the last scenario is skipped.
+    # linear-image move to 3 (4 redirects); mixed-suballoc and hint-then-block stay in 4.
+    # Optimal images do not accept 4: hint-then-optimal-image is skipped.
     naive=4, target=3, cached=[3], redirects=4,
-    on={1: 5, 3: 4, 4: 1}, off={1: 5, 4: 5}, skipped=[OPTIMAL])
+    on={1: 5, 3: 4, 4: 2}, off={1: 5, 4: 6}, skipped=[OPTIMAL])
 LAYOUTS = {
     "nvidia-bar": Layout(**NVIDIA),
     # Same five types; type 4 is on the VRAM heap instead of a 246 MiB BAR heap: same verdicts.
@@ -104,30 +108,31 @@ LAYOUTS = {
     # twins. N = 2, D = 0. Optimal images accept the DEVICE_LOCAL types 0, 2, 4, 6, so
     # safe_targets(2) = {0, 2, 4, 6}: type 3 is not a safe target (an image bound later could not
     # live there) and the non-dedicated allocations stay in 2 (staging, block, the optimal image
-    # and its readback buffer, and mixed-suballoc). Only the dedicated ones move to 3 (dedicated,
-    # linear-image): 2 redirects. Type 7 is never a target (AMD device bits).
+    # and its readback buffer, mixed-suballoc and hint-then-block). Only the dedicated ones move
+    # to 3 (dedicated, linear-image): 2 redirects. Type 7 is never a target (AMD device bits).
     "amd": Layout(naive=2, target=3, cached=[3, 7], redirects=2,
-                  on={0: 5, 2: 5, 3: 2}, off={0: 5, 2: 7}),
+                  on={0: 5, 2: 6, 3: 2}, off={0: 5, 2: 8}),
     # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|HC|CACHED, all on one heap. N = 1, D = 0. Every resource
     # class accepts all three types, so every readback allocation may move to 2: staging,
     # dedicated, block, linear-image, the optimal image's memory and its readback buffer (6).
+    # mixed-suballoc and hint-then-block are not readback memory and stay in 1.
     "intel": Layout(naive=1, target=2, cached=[2], redirects=6,
-                    on={0: 5, 1: 1, 2: 6}, off={0: 5, 1: 7}),
+                    on={0: 5, 1: 2, 2: 6}, off={0: 5, 1: 8}),
     # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|CACHED (not coherent), 3 DL|LAZY. N = 1 is coherent and
     # no cached type is: moving there would drop HOST_COHERENT, so nothing moves.
     "arm": Layout(naive=1, target=None, cached=[2], redirects=0,
-                  on={0: 5, 1: 7}, off={0: 5, 1: 7}),
+                  on={0: 5, 1: 8}, off={0: 5, 1: 8}),
     # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|CACHED, 3 DL|HV|HC|CACHED. N = 1; the coherent cached
     # type 3 (not the first cached one, 2) is the target, safe for every class: 6 redirects as on
     # intel.
     "adreno": Layout(naive=1, target=3, cached=[2, 3], redirects=6,
-                     on={0: 5, 1: 1, 3: 6}, off={0: 5, 1: 7}),
+                     on={0: 5, 1: 2, 3: 6}, off={0: 5, 1: 8}),
     # One type, DL|HV|HC|CACHED: the program already asks for cached memory (N = D = 0).
     "lavapipe": Layout(naive=0, target=None, cached=[], redirects=0,
-                       on={0: 12}, off={0: 12}),
+                       on={0: 13}, off={0: 13}),
     # Types: 0 DL, 1 HV|HC, 2 DL|HV|HC: no cached type, nothing to move to. N = 2, D = 0.
     "no-cached": Layout(naive=2, target=None, cached=[], redirects=0,
-                        on={0: 5, 2: 7}, off={0: 5, 2: 7}),
+                        on={0: 5, 2: 8}, off={0: 5, 2: 8}),
 }
 
 
@@ -183,11 +188,13 @@ def cases():
     # nothing to redirect there. Images and storage buffers are not steered: mixed-suballoc asks
     # 4 and stays, linear-image asks 4 and its dedicated memory is still redirected (1 redirect).
     # The optimal-image scenario stays skipped (optimal images accept neither 3 nor 4).
+    # hint-then-block chooses its block's type from the (steered) readback buffer, so the
+    # program itself asks 3 there: steering's trade-off, the reason it is off by default.
     steer_asked = {"staging": 3, "dedicated": 3, "block": 3, "mixed-suballoc": 4,
-                   "linear-image": 4}
+                   "linear-image": 4, "hint-then-block": 3}
     out.append(Case("VK_SLIPSTREAM_READBACK_STEER=on", "nvidia-bar", "on",
                     env={"VK_SLIPSTREAM_READBACK_STEER": "on"}, redirects=1, steered=">0",
-                    allocations=nv.on, asked=steer_asked, skipped=nv.skipped))
+                    allocations={1: 5, 3: 5, 4: 1}, asked=steer_asked, skipped=nv.skipped))
     # (iv) Under the Khronos validation layer (below the test layer, so it sees lavapipe's real
     # type): the same results, and no validation message.
     for name in ("nvidia-bar", "amd"):

@@ -350,6 +350,37 @@ TEST(ReadbackUsage, TransferDstOptionallySrcNothingElse) {
                                           VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT));
 }
 
+// --- the requirements hint's size bound ------------------------------------------------------
+
+TEST(ReadbackHint, CoversTheBufferAndLittleElse) {
+    constexpr VkDeviceSize kKiB = 1024;
+    auto reqs = [](VkDeviceSize size, VkDeviceSize alignment) {
+        VkMemoryRequirements r{};
+        r.size = size;
+        r.alignment = alignment;
+        r.memoryTypeBits = kAll;
+        return r;
+    };
+    // Exactly the requirement, or rounded up to a page, an alignment or a size class: covered.
+    EXPECT_TRUE(readback_hint_covers(200 * kKiB, reqs(200 * kKiB, 256)));
+    EXPECT_TRUE(readback_hint_covers(256 * kKiB, reqs(200 * kKiB, 256))) << "one 64 KiB page";
+    EXPECT_TRUE(readback_hint_covers(64 * kKiB, reqs(4 * kKiB, 256))) << "a small buffer's page";
+    EXPECT_TRUE(readback_hint_covers(52 * kMiB, reqs(48 * kMiB, 256))) << "an eighth more";
+    EXPECT_TRUE(readback_hint_covers(54 * kMiB, reqs(48 * kMiB, 256))) << "an eighth more, at most";
+    EXPECT_TRUE(readback_hint_covers(4 * kMiB, reqs(kMiB, 4 * kMiB))) << "a large alignment";
+    // Too small to hold the buffer, or a block with room for much else: not the buffer's.
+    EXPECT_FALSE(readback_hint_covers(200 * kKiB - 4, reqs(200 * kKiB, 256)));
+    EXPECT_FALSE(readback_hint_covers(54 * kMiB + 1, reqs(48 * kMiB, 256)));
+    EXPECT_FALSE(readback_hint_covers(16 * kMiB, reqs(2 * kMiB, 256))) << "readback_app's hint-then-block";
+    EXPECT_FALSE(readback_hint_covers(256 * kMiB, reqs(64 * kKiB, 256))) << "a sub-allocator's block";
+    EXPECT_FALSE(readback_hint_covers(256 * kMiB, reqs(200 * kMiB, 256)));
+    EXPECT_FALSE(readback_hint_covers(68 * kKiB + 4, reqs(4 * kKiB, 256)));
+    // Sizes near the top of the range: the bound never overflows.
+    const VkDeviceSize huge = VkDeviceSize(1) << 63;
+    EXPECT_TRUE(readback_hint_covers(huge + (huge >> 4), reqs(huge, 256)));
+    EXPECT_FALSE(readback_hint_covers(~VkDeviceSize(0), reqs(huge, 256)));
+}
+
 TEST(ReadbackVerdictNames, AreStable) {
     EXPECT_STREQ(to_string(ReadbackVerdict::kRedirect), "redirect");
     EXPECT_STREQ(to_string(ReadbackVerdict::kInvalidType), "invalid-type");
