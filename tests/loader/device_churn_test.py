@@ -100,15 +100,31 @@ def run(args, tmp, name, mode, devices, extra_env, stats):
     return result
 
 
-def finished(r):
+def driver_limit(none):
+    """How many devices the driver alone lasts in one process, when it stops by itself (NVIDIA
+    580 fails vkCreateInstance after ~29 instances: its static TLS grows per instance), else None."""
+    c = none["churn"]
+    if none["rc"] != 0 and c is not None and c.get("stopped") and not c["wrong_results"]:
+        print(f"note: without the layer the driver stops by itself after {c['devices_done']} devices "
+              f"({c['stopped']}): the runs with the layer must last as long")
+        return c["devices_done"]
+    return None
+
+
+def finished(r, limit=None):
+    """Every device done with correct results; where the driver alone stops after `limit`
+    devices, the run must reach that far and stop at the same call, never earlier."""
     c = r["churn"]
     ok = r["rc"] == 0 and c is not None and c["devices_done"] == r["devices"] and not c["wrong_results"]
+    if not ok and limit is not None and c is not None and not c["wrong_results"]:
+        ok = c["devices_done"] >= min(limit, r["devices"]) and (r["rc"] == 0 or bool(c.get("stopped")))
     detail = f"exit {r['rc']}"
     if c is not None:
         detail += f", {c['devices_done']} of {r['devices']} devices, {c['wrong_results']} wrong results"
         if c.get("stopped"):
             detail += f", stopped: {c['stopped']}"
-    check(f"{r['name']}: every device done, results correct", ok, detail)
+    what = "every device done" if limit is None else f"as many devices as the driver alone lasts ({limit})"
+    check(f"{r['name']}: {what}, results correct", ok, detail)
     return ok
 
 
@@ -157,7 +173,8 @@ def compare_growth(r, none, heap_allowance=0.0):
 def layer_devices(r):
     stats = r.get("stats")
     devices = stats.get("devices") if isinstance(stats, dict) else None
-    ok = isinstance(devices, list) and len(devices) == r["devices"]
+    done = r["churn"]["devices_done"] if r.get("churn") else r["devices"]  # where the driver stopped by itself
+    ok = isinstance(devices, list) and len(devices) == done
     check(f"{r['name']}: the layer reported every device", ok,
           f"{len(devices) if isinstance(devices, list) else r.get('stats_error')} reports")
     return devices if ok else []
@@ -198,7 +215,8 @@ def main():
         on = run(args, tmp, "on", "on", args.devices, {}, stats=True)
     results = [none, off, off_stats, on]
     print()
-    ok = [finished(r) for r in results]
+    limit = driver_limit(none)
+    ok = [finished(r, limit) for r in results]
     summary_table(results)
     print()
 
