@@ -4,7 +4,7 @@
 #                  layer, layer over the Khronos validation layer with synchronization
 #                  validation), test layers, and the benchmarks briefly;
 #  2. build-asan/  unit, loader, suite and test-layer tests again under AddressSanitizer +
-#                  UBSan;
+#                  UBSan, and the leak canary (tests/sanitizers);
 #  3. build-tsan/  the threading tests under ThreadSanitizer.
 # SLIPSTREAM_TEST_QUICK=1 runs step 1 only.
 set -euo pipefail
@@ -32,7 +32,7 @@ asan_env=(LD_PRELOAD="$keep_loaded"
 asan_ctest() { env "${asan_env[@]}" ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"; }
 # One retry: LeakSanitizer's stop-the-world tracer sometimes crashes on lavapipe's threads at
 # exit ("Tracer caught signal 11"), which is not a finding. The plain build above gets none.
-asan_ctest -L 'unit|loader|suite|layers' --repeat until-pass:2
+asan_ctest -L 'unit|loader|suite|layers|sanitizers' --repeat until-pass:2
 
 tools/bootstrap.sh build-tsan -DSLIPSTREAM_SANITIZE=thread
 # Without the validation layer: its own worker threads are not instrumented and race there.
