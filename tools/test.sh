@@ -42,4 +42,6 @@ fi
 
 tools/bootstrap.sh build-tsan -DSLIPSTREAM_SANITIZE=thread
 # Without the validation layer: its own worker threads are not instrumented and race there.
-SLIPSTREAM_SUITE_MODES=off,on TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads
+# tests/sanitizers/tsan.supp: races inside lavapipe, by library name.
+SLIPSTREAM_SUITE_MODES=off,on TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/sanitizers/tsan.supp \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads
