@@ -3,10 +3,12 @@
 
     leak_canary_test.py --build-dir B --layer-dir D --library L --suppressions S -- <program> [args...]
 
-Runs a real Vulkan program once with VK_LAYER_slipstream taken from D: the canary build of the
-layer (library L), which is the real layer plus tests/sanitizers/leak_canary.cpp, leaking one
-block of 4321 bytes in vkCreateInstance. LeakSanitizer runs with the suppressions S (the stage's
-tests/sanitizers/lsan.supp) and frames that name their module. It passes only when:
+Runs a real Vulkan program with VK_LAYER_slipstream taken from D: the canary build of the layer
+(library L), which is the real layer plus tests/sanitizers/leak_canary.cpp, leaking one block of
+4321 bytes in vkCreateInstance. Twice: as the machine is, and with NODEVICE_SELECT=1 (no Mesa
+device-select layer above ours, so the loader calls the hook itself). LeakSanitizer runs with the
+suppressions S (the stage's tests/sanitizers/lsan.supp) and frames that name their module. Each
+run passes only when:
   * the program did its work (one `checksum:` line) and still failed (exit status not 0);
   * LeakSanitizer reported a direct leak of 4321 bytes whose stack has the canary's frame
     (slipstream_leak_canary_allocate, leak_canary.cpp), symbolized, in library L;
