@@ -37,10 +37,6 @@ def layer_env(mode, build_dir, base=None, extra_layers_below=()):
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
     env = dict(os.environ if base is None else base)
-    # Sanitizer runs keep Mesa's driver loaded in the programs under test (not in the Python
-    # drivers), so LeakSanitizer can attribute driver allocations after the loader unloads it.
-    if env.get("SLIPSTREAM_APP_LD_PRELOAD"):
-        env["LD_PRELOAD"] = env["SLIPSTREAM_APP_LD_PRELOAD"]
     for k in ("VK_INSTANCE_LAYERS", "ENABLE_SLIPSTREAM", "VK_LOADER_LAYERS_ENABLE",
               "VK_LOADER_LAYERS_DISABLE"):
         env.pop(k, None)

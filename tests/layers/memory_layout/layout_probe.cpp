@@ -11,7 +11,6 @@
 #include "memory_layouts.h"
 #include "vk_app.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -379,16 +378,7 @@ bool has_device_extension(vkapp::Context& ctx, const char* name) {
     return false;
 }
 
-// Keeps the driver and the validation layer mapped until exit once the loader has loaded them:
-// the loader unloads them at vkDestroyInstance, and LeakSanitizer then cannot name the module of
-// their leaks, so tests/sanitizers/lsan.supp cannot suppress them.
-void pin_loaded_libraries() {
-    for (const char* name : {"libVkLayer_khronos_validation.so", "libvulkan_lvp.so"})
-        dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-}
-
 int finish_child(vkapp::Context& ctx) {
-    pin_loaded_libraries();
     vkapp::destroy_context(ctx);  // vkDestroyDevice writes the report
     if (vkapp::g_validation_messages.load()) fail("%d validation message(s)", vkapp::g_validation_messages.load());
     return 0;
