@@ -6,6 +6,7 @@
 // of their own, found by handle.
 #pragma once
 
+#include "capture/command_capture.h"
 #include "command_table.h"
 #include "queue_idle.h"
 #include "readback_tracker.h"
@@ -54,6 +55,9 @@ struct CommandBufferState {
     uint32_t kinds = 0;                              // bit (1 << CommandKind) per kind recorded
     VkPipelineStageFlags2 stages = 0;                // union of the recorded commands' stages
     uint32_t command_counts[kCommandKindCount] = {};
+    // The commands since vkBeginCommandBuffer, deep-copied for fusion (capture/). Null while
+    // VK_SLIPSTREAM_FUSE is off or the device cannot fuse: the wrappers then pay one branch.
+    std::unique_ptr<capture::CommandCapture> capture;
 
     void record(CommandId id) {
         const CommandInfo& info = kCommandInfo[int(id)];
@@ -67,10 +71,11 @@ struct CommandBufferState {
         stages |= secondary.stages;
         for (int k = 0; k < kCommandKindCount; ++k) command_counts[k] += secondary.command_counts[k];
     }
-    void reset() {
+    void reset(bool release_memory = false) {
         kinds = 0;
         stages = 0;
         for (uint32_t& c : command_counts) c = 0;
+        if (capture) capture->reset(release_memory);
     }
 };
 
