@@ -34,7 +34,10 @@ namespace slipstream {
     X(ReadbackBytes, "readback_bytes")          /* ... and their bytes */                     \
     X(ReadbackFallbacks, "readback_fallbacks")  /* preferred heap full: the app's own type */ \
     X(ReadbackBindMismatches, "readback_bind_mismatches") /* must stay 0: see the README */    \
-    X(ReadbackSteered, "readback_steered")      /* requirements reported without uncached types */
+    X(ReadbackSteered, "readback_steered")      /* requirements reported without uncached types */ \
+    X(FusionDisabledUnknownCommands, "fusion_disabled_unknown_commands") /* vkCmd* names unknown to us */ \
+    X(CommandBuffersCaptured, "command_buffers_captured")   /* ended with a complete capture */     \
+    X(CommandBuffersNotCapturable, "command_buffers_not_capturable") /* ended, capture stopped */
 
 enum class Counter : int {
 #define X(id, name) id,
