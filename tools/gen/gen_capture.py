@@ -216,10 +216,9 @@ class Struct:
 class Model:
     """The structures and commands the capture needs, with how each member is copied."""
 
-    def __init__(self, r, command_guards):
+    def __init__(self, r):
         self.r = r
         self.type_guard = type_guards(r)
-        self.command_guards = command_guards
         self.structs = {}       # name -> Struct (copyable ones, in dependency order)
         self.failed = {}        # name -> why not copyable
         self.in_progress = set()
@@ -412,7 +411,7 @@ def capturable_commands(registry_path):
     uses it to emit the capture call in each wrapper)."""
     r = load_registry(registry_path)
     present = command_presence(registry_path)
-    return {c.name: c.capture_fn for c in plan_commands(r, Model(r, present), present)}
+    return {c.name: c.capture_fn for c in plan_commands(r, Model(r), present)}
 
 
 def command_presence(registry_path):
@@ -814,7 +813,7 @@ def main():
     opts = ap.parse_args()
     r = load_registry(opts.registry)
     present = command_presence(opts.registry)
-    model = Model(r, present)
+    model = Model(r)
     for root in ROOT_STRUCTS:
         try:
             model.struct(root)
