@@ -1,5 +1,7 @@
 // Interception of every vkCmd*: records what kind of work each command is in its command
-// buffer's state, then calls down. The wrappers are generated from vk.xml.
+// buffer's state, captures it while the command buffer has a capture (VK_SLIPSTREAM_FUSE),
+// then calls down. The wrappers are generated from vk.xml.
+#include "capture_commands.h"
 #include "hooks.h"
 #include "object_state.h"
 
@@ -8,10 +10,10 @@
 namespace slipstream::hooks {
 
 namespace {
-inline const VkLayerDispatchTable& record_command(VkCommandBuffer cb, CommandId id) {
+inline CommandBufferState& record_command(VkCommandBuffer cb, CommandId id) {
     CommandBufferState* state = find_command_buffer(cb);
     state->record(id);
-    return state->device->dispatch;
+    return *state;
 }
 }  // namespace
 
@@ -22,6 +24,7 @@ inline const VkLayerDispatchTable& record_command(VkCommandBuffer cb, CommandId 
 VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer cb, uint32_t count, const VkCommandBuffer* secondaries) {
     CommandBufferState* state = find_command_buffer(cb);
     state->record(CommandId::CmdExecuteCommands);
+    if (state->capture) state->capture->stop(CommandId::CmdExecuteCommands);  // FUSION.md rule 7
     for (uint32_t i = 0; i < count; ++i)
         if (const CommandBufferState* secondary = find_command_buffer(secondaries[i])) state->include(*secondary);
     state->device->dispatch.CmdExecuteCommands(cb, count, secondaries);

@@ -1,5 +1,6 @@
 // Device, queue and command-buffer lifetime: keeps the layer state in step with the
 // application's objects on every create, reset and destroy path.
+#include "capture/capture_control.h"
 #include "hooks.h"
 #include "object_state.h"
 
@@ -23,6 +24,14 @@ VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueI
     DeviceState* state = find_device(device);
     state->dispatch.GetDeviceQueue2(device, info, queue);
     if (*queue) note_queue(*state, *queue, info->queueFamilyIndex, info->queueIndex);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo* info,
+                                                 const VkAllocationCallbacks* allocator, VkCommandPool* pool) {
+    DeviceState* state = find_device(device);
+    VkResult result = state->dispatch.CreateCommandPool(device, info, allocator, pool);
+    if (result == VK_SUCCESS) note_command_pool(*state, *pool, *info);
+    return result;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo* info,
@@ -49,7 +58,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandPool poo
 VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags) {
     DeviceState* state = find_device(device);
     VkResult result = state->dispatch.ResetCommandPool(device, pool, flags);
-    if (result == VK_SUCCESS) reset_command_pool(*state, pool);
+    if (result == VK_SUCCESS) reset_command_pool(*state, pool, flags & VK_COMMAND_POOL_RESET_RELEASE_RESOURCES_BIT);
     return result;
 }
 
@@ -58,13 +67,21 @@ VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb, const VkCo
     // Beginning a command buffer resets it implicitly.
     state->reset();
     state->device->stats.add(Counter::CommandBuffersBegun);
+    if (state->device->settings.fuse) capture::begin_capture(*state, info);
     return state->device->dispatch.BeginCommandBuffer(cb, info);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb) {
+    CommandBufferState* state = find_command_buffer(cb);
+    VkResult result = state->device->dispatch.EndCommandBuffer(cb);
+    if (state->capture) capture::end_capture(*state, result);
+    return result;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags) {
     CommandBufferState* state = find_command_buffer(cb);
     VkResult result = state->device->dispatch.ResetCommandBuffer(cb, flags);
-    if (result == VK_SUCCESS) state->reset();
+    if (result == VK_SUCCESS) state->reset(flags & VK_COMMAND_BUFFER_RESET_RELEASE_RESOURCES_BIT);
     return result;
 }
 

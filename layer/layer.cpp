@@ -1,5 +1,6 @@
 // The loader-facing entry points: interface negotiation and the two vkGet*ProcAddr that hand
 // out Slipstream's intercepts and pass everything else down the chain.
+#include "capture/capture_control.h"
 #include "hooks.h"
 #include "object_state.h"
 
@@ -29,6 +30,7 @@ const ProcTable& device_procs() {
             PROC(GetDeviceProcAddr), PROC(DestroyDevice), PROC(GetDeviceQueue), PROC(GetDeviceQueue2),
             PROC(AllocateCommandBuffers), PROC(FreeCommandBuffers), PROC(DestroyCommandPool),
             PROC(ResetCommandPool), PROC(BeginCommandBuffer), PROC(ResetCommandBuffer),
+            PROC(CreateCommandPool), PROC(EndCommandBuffer),
             PROC(QueueSubmit), PROC(QueueSubmit2), PROC(QueueSubmit2KHR), PROC(QueueBindSparse),
             PROC(QueuePresentKHR), PROC(GetFenceStatus), PROC(ResetFences), PROC(DestroyFence),
             PROC(ImportFenceFdKHR), PROC(GetFenceFdKHR), PROC(WaitForFences),
@@ -67,6 +69,8 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, cons
     // Hand out our intercept only for commands the device below really has (enabled
     // extensions, supported core version); otherwise the application must see null.
     if (PFN_vkVoidFunction ours = find(device_procs(), name)) return next ? ours : nullptr;
+    // A vkCmd* we do not intercept (newer than our vk.xml) records behind our back.
+    if (next && std::string_view(name).substr(0, 5) == "vkCmd") capture::note_unknown_command(*state, name);
     return next;
 }
 

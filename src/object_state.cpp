@@ -90,17 +90,25 @@ QueueState* note_queue(DeviceState& device, VkQueue queue, uint32_t family, uint
     return raw;
 }
 
+void note_command_pool(DeviceState& device, VkCommandPool pool, const VkCommandPoolCreateInfo& info) {
+    std::lock_guard lock(device.mutex);
+    device.command_pools[pool] = {info.flags, info.queueFamilyIndex};
+}
+
 void add_command_buffers(DeviceState& device, VkCommandPool pool, VkCommandBufferLevel level,
                          const VkCommandBuffer* cbs, uint32_t count) {
+    std::lock_guard lock(device.mutex);
+    const DeviceState::CommandPoolInfo pool_info = device.command_pools[pool];
     for (uint32_t i = 0; i < count; ++i) {
         auto state = std::make_unique<CommandBufferState>();
         state->handle = cbs[i];
         state->device = &device;
         state->pool = pool;
         state->level = level;
+        state->pool_flags = pool_info.flags;
+        state->queue_family = pool_info.queue_family;
         command_buffers().insert(cbs[i], std::move(state));
     }
-    std::lock_guard lock(device.mutex);
     device.pool_command_buffers[pool].insert(cbs, cbs + count);
 }
 
@@ -117,18 +125,19 @@ void remove_command_buffers(DeviceState& device, VkCommandPool pool, const VkCom
 
 void remove_command_pool(DeviceState& device, VkCommandPool pool) {
     std::lock_guard lock(device.mutex);
+    device.command_pools.erase(pool);
     auto it = device.pool_command_buffers.find(pool);
     if (it == device.pool_command_buffers.end()) return;
     for (VkCommandBuffer cb : it->second) command_buffers().erase(cb);
     device.pool_command_buffers.erase(it);
 }
 
-void reset_command_pool(DeviceState& device, VkCommandPool pool) {
+void reset_command_pool(DeviceState& device, VkCommandPool pool, bool release_memory) {
     std::lock_guard lock(device.mutex);
     auto it = device.pool_command_buffers.find(pool);
     if (it == device.pool_command_buffers.end()) return;
     for (VkCommandBuffer cb : it->second)
-        if (CommandBufferState* state = command_buffers().find(cb)) state->reset();
+        if (CommandBufferState* state = command_buffers().find(cb)) state->reset(release_memory);
 }
 
 void report_live_devices_at_exit() {

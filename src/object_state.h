@@ -6,6 +6,7 @@
 // of their own, found by handle.
 #pragma once
 
+#include "capture/command_capture.h"
 #include "command_table.h"
 #include "queue_idle.h"
 #include "readback_tracker.h"
@@ -16,8 +17,10 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vk_layer_dispatch_table.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -51,9 +54,14 @@ struct CommandBufferState {
     DeviceState* device = nullptr;
     VkCommandPool pool = VK_NULL_HANDLE;
     VkCommandBufferLevel level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    VkCommandPoolCreateFlags pool_flags = 0;  // of its pool, as created
+    uint32_t queue_family = 0;                // the pool's queue family
     uint32_t kinds = 0;                              // bit (1 << CommandKind) per kind recorded
     VkPipelineStageFlags2 stages = 0;                // union of the recorded commands' stages
     uint32_t command_counts[kCommandKindCount] = {};
+    // The commands since vkBeginCommandBuffer, deep-copied for fusion (capture/). Null while
+    // VK_SLIPSTREAM_FUSE is off or the device cannot fuse: the wrappers then pay one branch.
+    std::unique_ptr<capture::CommandCapture> capture;
 
     void record(CommandId id) {
         const CommandInfo& info = kCommandInfo[int(id)];
@@ -67,10 +75,11 @@ struct CommandBufferState {
         stages |= secondary.stages;
         for (int k = 0; k < kCommandKindCount; ++k) command_counts[k] += secondary.command_counts[k];
     }
-    void reset() {
+    void reset(bool release_memory = false) {
         kinds = 0;
         stages = 0;
         for (uint32_t& c : command_counts) c = 0;
+        if (capture) capture->reset(release_memory);
     }
 };
 
@@ -90,8 +99,18 @@ struct DeviceState {
     std::unique_ptr<ReadbackTracker> readback;  // when readback is not off, or steering is on
     AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
 
+    // False once the application obtained a vkCmd* Slipstream does not intercept (one newer
+    // than its vk.xml): command buffers may then hold commands no capture saw.
+    std::atomic<bool> fusable{true};
+
+    struct CommandPoolInfo {
+        VkCommandPoolCreateFlags flags = 0;
+        uint32_t queue_family = 0;
+    };
     std::mutex mutex;  // guards the maps below
     std::unordered_map<VkCommandPool, std::unordered_set<VkCommandBuffer>> pool_command_buffers;
+    std::unordered_map<VkCommandPool, CommandPoolInfo> command_pools;
+    std::unordered_set<std::string> unknown_commands;  // the names that made it not fusable
     std::vector<QueueState*> queues;  // every queue retrieved; freed with the device
 };
 
@@ -110,12 +129,13 @@ DeviceState* add_device(std::unique_ptr<DeviceState> state);
 void remove_device(VkDevice device);
 
 QueueState* note_queue(DeviceState& device, VkQueue queue, uint32_t family, uint32_t index);
+void note_command_pool(DeviceState& device, VkCommandPool pool, const VkCommandPoolCreateInfo& info);
 void add_command_buffers(DeviceState& device, VkCommandPool pool, VkCommandBufferLevel level,
                          const VkCommandBuffer* cbs, uint32_t count);
 void remove_command_buffers(DeviceState& device, VkCommandPool pool, const VkCommandBuffer* cbs,
                             uint32_t count);
 void remove_command_pool(DeviceState& device, VkCommandPool pool);
-void reset_command_pool(DeviceState& device, VkCommandPool pool);
+void reset_command_pool(DeviceState& device, VkCommandPool pool, bool release_memory = false);
 
 // Reports statistics for devices still alive when the process exits.
 void report_live_devices_at_exit();

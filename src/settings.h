@@ -23,6 +23,7 @@ struct Settings {
     bool spin_adaptive = true;  // stop spinning where waits are usually much longer
     ReadbackMode readback = ReadbackMode::Auto;  // move host-read memory to cached memory
     bool readback_steer = false;  // hide uncached host-visible types from readback buffers
+    bool fuse = false;        // capture command buffers for fusion (nothing replays them yet)
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

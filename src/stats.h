@@ -38,7 +38,10 @@ namespace slipstream {
     X(OwnFencesCreated, "own_fences_created")   /* fences Slipstream created (queue idleness) */ \
     X(OwnFencesDestroyed, "own_fences_destroyed")  /* ... and destroyed: equal after vkDestroyDevice */ \
     X(ProbeObjectsCreated, "probe_objects_created")  /* buffers/images the readback probe created */ \
-    X(ProbeObjectsDestroyed, "probe_objects_destroyed")  /* ... and destroyed */
+    X(ProbeObjectsDestroyed, "probe_objects_destroyed")  /* ... and destroyed */ \
+    X(FusionDisabledUnknownCommands, "fusion_disabled_unknown_commands") /* vkCmd* names unknown to us */ \
+    X(CommandBuffersCaptured, "command_buffers_captured")   /* ended with a complete capture */     \
+    X(CommandBuffersNotCapturable, "command_buffers_not_capturable") /* ended, capture stopped */
 
 enum class Counter : int {
 #define X(id, name) id,

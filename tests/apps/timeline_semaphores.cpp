@@ -241,6 +241,10 @@ int main(int argc, char** argv) {
         checksum = vkapp::fnv1a(got, size_t(bytes), checksum);
     }
 
+    // Every batch that names the semaphores must have completed before they are destroyed: a
+    // reached value only says the signal happened (lavapipe's queue thread still holds the
+    // semaphore's lock just after it, and crashed now and then when it was destroyed then).
+    VK_CHECK(vkQueueWaitIdle(ctx.queue));
     vkDestroyCommandPool(dev, pool, nullptr);
     vkDestroySemaphore(dev, second, nullptr);
     vkDestroySemaphore(dev, timeline, nullptr);

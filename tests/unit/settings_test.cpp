@@ -22,6 +22,7 @@ TEST(Settings, DefaultsWhenNothingIsSet) {
     EXPECT_EQ(s.log, LogLevel::Warn);
     EXPECT_FALSE(s.stats);
     EXPECT_EQ(s.stats_file, "");
+    EXPECT_FALSE(s.fuse);  // capture only, so far: off until fusion consumes it
     EXPECT_TRUE(warnings.empty());
 }
 
@@ -41,6 +42,7 @@ TEST(Settings, ParsesEveryAcceptedSpelling) {
     EXPECT_EQ(parse_settings(from({{"log", "Info"}}), nullptr).log, LogLevel::Info);
     EXPECT_EQ(parse_settings(from({{"log", "error"}}), nullptr).log, LogLevel::Error);
     EXPECT_EQ(parse_settings(from({{"stats_file", "/tmp/x.json"}}), nullptr).stats_file, "/tmp/x.json");
+    EXPECT_TRUE(parse_settings(from({{"fuse", "on"}}), nullptr).fuse);
 }
 
 TEST(Settings, BadValueWarnsOnceNamingTheSettingAndKeepsTheDefault) {

@@ -3,11 +3,13 @@
 
 Outputs (into --out-dir):
   command_table.h     CommandId enum and, for every vkCmd* command of the registry, what kind
-                      of work it is and which pipeline stages it executes in (src/ uses it).
+                      of work it is, which pipeline stages it executes in and whether
+                      Slipstream can capture it (gen_capture.py decides; src/ uses it).
   cmd_intercepts.inl  one pass-through wrapper per vkCmd* command that records the command's
-                      kind in its command buffer's state, plus a name -> function table
-                      (layer/ includes it). Commands listed in --manual are left out of the
-                      wrappers: layer/ writes those by hand.
+                      kind in its command buffer's state and, while the command buffer has a
+                      capture, captures the command (or marks the buffer non-capturable),
+                      plus a name -> function table (layer/ includes it). Commands listed in
+                      --manual are left out of the wrappers: layer/ writes those by hand.
 
 The classification of commands into kinds and stages is the table RULES below; vk.xml's
 `tasks` attribute says whether a command is an action, state, synchronization or
@@ -139,6 +141,8 @@ def main():
     ap.add_argument("--manual", help="file listing vkCmd* commands whose wrappers are hand-written")
     opts = ap.parse_args()
     commands, aliases, present, known_stages = load(opts.registry)
+    from gen_capture import capturable_commands  # noqa: E402 (imports this module's load)
+    capture_fns = capturable_commands(opts.registry)
     manual = set()
     if opts.manual:
         with open(opts.manual) as f:
@@ -172,19 +176,22 @@ def main():
     table += [f"    {n[2:]},\n" for n, _, _ in entries]
     table += ["};\n", f"inline constexpr int kCommandCount = {len(entries)};\n\n",
               "struct CommandInfo {\n    const char* name;\n    CommandKind kind;\n",
-              "    VkPipelineStageFlags2 stages;  // stages the command executes in\n};\n\n",
+              "    VkPipelineStageFlags2 stages;  // stages the command executes in\n",
+              "    bool capturable;               // capture/ can deep-copy and replay it\n};\n\n",
               "inline constexpr CommandInfo kCommandInfo[] = {\n"]
     counts = {}
     for name, cmd, _ in entries:
         kind, stages = classify(name, cmd["tasks"])
         counts[kind] = counts.get(kind, 0) + 1
-        table.append(f'    {{"{name}", CommandKind::{kind}, {stage_expr(stages, known_stages)}}},\n')
+        capturable = "true" if name in capture_fns else "false"
+        table.append(f'    {{"{name}", CommandKind::{kind}, {stage_expr(stages, known_stages)}, {capturable}}},\n')
     table += ["};\n\n", "}  // namespace slipstream\n"]
 
     inl = [banner,
            "// Included by layer/command_intercepts.cpp, which defines SLIPSTREAM_RECORD(cb, id):\n",
-           "// it records command `id` in the state of command buffer `cb` and yields the device's\n",
-           "// dispatch table.\n\n"]
+           "// it records command `id` in the state of command buffer `cb` and yields that state\n",
+           "// (a slipstream::CommandBufferState&). Its `capture` is null unless fusion is on, so\n",
+           "// that while it is off capture costs one branch per command.\n\n"]
     names = []
     for name, cmd, protect in entries:
         if name in manual:
@@ -193,8 +200,15 @@ def main():
         params = ", ".join(cmd["params"])
         args = ", ".join(cmd["args"])
         ret = cmd["ret"]
-        body = (f"    {'return ' if ret != 'void' else ''}SLIPSTREAM_RECORD({cmd['args'][0]}, "
-                f"slipstream::CommandId::{fn}).{fn}({args});\n")
+        cid = f"slipstream::CommandId::{fn}"
+        if name in capture_fns:
+            capture = (f"slipstream::capture::{capture_fns[name]}(*s.capture, {cid}"
+                       f"{''.join(', ' + a for a in cmd['args'][1:])})")
+        else:
+            capture = f"s.capture->stop({cid})"
+        body = (f"    slipstream::CommandBufferState& s = SLIPSTREAM_RECORD({cmd['args'][0]}, {cid});\n"
+                f"    if (s.capture) {capture};\n"
+                f"    {'return ' if ret != 'void' else ''}s.device->dispatch.{fn}({args});\n")
         text = f"static VKAPI_ATTR {ret} VKAPI_CALL {fn}({params}) {{\n{body}}}\n"
         if protect:
             text = f"#ifdef {protect}\n{text}#endif\n"
@@ -214,7 +228,7 @@ def main():
         f.write("".join(inl))
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     print(f"gen_commands.py: {len(entries)} vkCmd* commands ({summary}); "
-          f"{len(manual)} hand-written")
+          f"{len(manual)} hand-written; {len(capture_fns)} capturable")
 
 
 if __name__ == "__main__":
