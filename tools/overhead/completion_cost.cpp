@@ -10,8 +10,7 @@
 // A fence ring needs log2(n) status queries to find how far the queue got (a binary search over
 // the in-flight fences); a timeline, one counter read. Repetitions alternate between the ways;
 // the GPU's own time (waits between batches) is not counted. Prints a table and one JSON line.
-#include "vk_app.h"
-#include "tiny_comp.h"
+#include "tiny_rig.h"
 
 #include <algorithm>
 #include <chrono>
@@ -25,38 +24,14 @@ double ns_between(Clock::time_point a, Clock::time_point b) { return std::chrono
 constexpr int kRing = 64;
 
 struct Rig {
-    vkapp::Context ctx;
-    vkapp::Buffer buffer;
-    vkapp::ComputePipeline pipe;
-    vkapp::StorageSet storage;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    VkCommandBuffer cb = VK_NULL_HANDLE;
+    overhead::TinyRig tiny;
+    vkapp::Context& ctx = tiny.ctx;
+    VkCommandBuffer cb = tiny.record_one_dispatch();
     VkFence ring[kRing] = {};
     VkSemaphore timeline = VK_NULL_HANDLE;
     uint64_t value = 0;
 
-    Rig() {
-        vkapp::ContextOptions options;
-        options.timeline_semaphores = true;
-        options.synchronization2 = true;
-        ctx = vkapp::create_context("slipstream-completion-cost", options);
-        buffer = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0);
-        pipe = vkapp::create_compute_pipeline(ctx, tiny_comp, sizeof tiny_comp, 1, 0);
-        storage = vkapp::create_storage_set(ctx, pipe, {buffer.buffer});
-        pool = vkapp::create_command_pool(ctx);
-        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        ai.commandPool = pool;
-        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        ai.commandBufferCount = 1;
-        VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
-        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        VK_CHECK(vkBeginCommandBuffer(cb, &bi));
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
-        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &storage.set, 0, nullptr);
-        vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        vkCmdDispatch(cb, 1, 1, 1);
-        VK_CHECK(vkEndCommandBuffer(cb));
+    Rig() : tiny("slipstream-completion-cost", options()) {
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         for (VkFence& f : ring) VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &f));
         VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
@@ -69,11 +44,12 @@ struct Rig {
         VK_CHECK(vkQueueWaitIdle(ctx.queue));
         vkDestroySemaphore(ctx.device, timeline, nullptr);
         for (VkFence f : ring) vkDestroyFence(ctx.device, f, nullptr);
-        vkDestroyCommandPool(ctx.device, pool, nullptr);
-        vkapp::destroy_storage_set(ctx, storage);
-        vkapp::destroy_compute_pipeline(ctx, pipe);
-        vkapp::destroy_buffer(ctx, buffer);
-        vkapp::destroy_context(ctx);
+    }
+    static vkapp::ContextOptions options() {
+        vkapp::ContextOptions o;
+        o.timeline_semaphores = true;
+        o.synchronization2 = true;
+        return o;
     }
 
     // ns per submission of `way`, over `submits` submissions in batches of kRing; the wait for

@@ -6,8 +6,7 @@
 // VK_LAYER_slipstream by name (its manifest must be findable, e.g. through VK_ADD_LAYER_PATH).
 // Repetitions alternate between them, so driver and machine noise hits both alike; the
 // minimum over repetitions is the least disturbed measurement. Prints one JSON object.
-#include "vk_app.h"
-#include "tiny_comp.h"
+#include "tiny_rig.h"
 
 #include <algorithm>
 #include <chrono>
@@ -21,53 +20,23 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // One device with a tiny compute pipeline and two command buffers.
 struct Rig {
-    vkapp::Context ctx;
-    vkapp::Buffer buffer;
-    vkapp::ComputePipeline pipe;
-    vkapp::StorageSet storage;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    VkCommandBuffer big = VK_NULL_HANDLE, small = VK_NULL_HANDLE;
+    overhead::TinyRig tiny;
+    vkapp::Context& ctx = tiny.ctx;
+    VkCommandBuffer big = tiny.allocate(), small = tiny.record_one_dispatch();
     VkFence fence = VK_NULL_HANDLE;
 
-    explicit Rig(std::vector<const char*> layers) {
-        vkapp::ContextOptions options;
-        options.layers = std::move(layers);
-        ctx = vkapp::create_context("slipstream-overhead", options);
-        buffer = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, 0);
-        pipe = vkapp::create_compute_pipeline(ctx, tiny_comp, sizeof tiny_comp, 1, 0);
-        storage = vkapp::create_storage_set(ctx, pipe, {buffer.buffer});
-        pool = vkapp::create_command_pool(ctx, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
-        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        ai.commandPool = pool;
-        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        ai.commandBufferCount = 2;
-        VkCommandBuffer cbs[2];
-        VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, cbs));
-        big = cbs[0];
-        small = cbs[1];
-        // The small command buffer, submitted many times: one dispatch after a barrier.
-        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        VK_CHECK(vkBeginCommandBuffer(small, &bi));
-        bind(small);
-        vkapp::barrier(small, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        vkCmdDispatch(small, 1, 1, 1);
-        VK_CHECK(vkEndCommandBuffer(small));
+    explicit Rig(std::vector<const char*> layers)
+        : tiny("slipstream-overhead", options_with(std::move(layers)), VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT) {
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &fence));
     }
-    ~Rig() {
-        vkDestroyFence(ctx.device, fence, nullptr);
-        vkDestroyCommandPool(ctx.device, pool, nullptr);
-        vkapp::destroy_storage_set(ctx, storage);
-        vkapp::destroy_compute_pipeline(ctx, pipe);
-        vkapp::destroy_buffer(ctx, buffer);
-        vkapp::destroy_context(ctx);
+    ~Rig() { vkDestroyFence(ctx.device, fence, nullptr); }
+    static vkapp::ContextOptions options_with(std::vector<const char*> layers) {
+        vkapp::ContextOptions options;
+        options.layers = std::move(layers);
+        return options;
     }
-    void bind(VkCommandBuffer cb) {
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
-        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &storage.set, 0, nullptr);
-    }
+    void bind(VkCommandBuffer cb) { tiny.bind(cb); }
     // ns per vkCmdDispatch, recorded and never submitted: recording is what is timed.
     double record_ns(int dispatches) {
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
