@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "command_info_lookup.h"
+
 #include <cstring>
 #include <vector>
 
@@ -13,11 +15,7 @@ using namespace slipstream;
 using namespace slipstream::capture;
 
 namespace {
-const CommandInfo* info(const char* name) {
-    for (const CommandInfo& c : kCommandInfo)
-        if (std::strcmp(c.name, name) == 0) return &c;
-    return nullptr;
-}
+const CommandInfo* info(const char* name) { return command_info(name); }
 }  // namespace
 
 TEST(CaptureAllowList, ComputeTransferSyncAndDebugCommandsOnly) {

@@ -3,16 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "command_info_lookup.h"
+
 #include <cstring>
 
 using namespace slipstream;
 
 namespace {
-const CommandInfo* info(const char* name) {
-    for (const CommandInfo& c : kCommandInfo)
-        if (std::strcmp(c.name, name) == 0) return &c;
-    return nullptr;
-}
+const CommandInfo* info(const char* name) { return command_info(name); }
 }  // namespace
 
 TEST(CommandTable, ClassifiesTheCommandsThatMatter) {
