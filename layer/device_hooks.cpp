@@ -10,6 +10,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     if (!device) return;
     DeviceState* state = find_device(device);
     PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
+    submit::stop_device(*state);
     remove_device(device);
     destroy(device, allocator);
 }
@@ -17,13 +18,13 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
 VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index, VkQueue* queue) {
     DeviceState* state = find_device(device);
     state->dispatch.GetDeviceQueue(device, family, index, queue);
-    if (*queue) note_queue(*state, *queue, family, index);
+    if (*queue) submit::start_queue(*state, *note_queue(*state, *queue, family, index));
 }
 
 VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2* info, VkQueue* queue) {
     DeviceState* state = find_device(device);
     state->dispatch.GetDeviceQueue2(device, info, queue);
-    if (*queue) note_queue(*state, *queue, info->queueFamilyIndex, info->queueIndex);
+    if (*queue) submit::start_queue(*state, *note_queue(*state, *queue, info->queueFamilyIndex, info->queueIndex));
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo* info,
@@ -83,6 +84,36 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb, VkCommandB
     VkResult result = state->device->dispatch.ResetCommandBuffer(cb, flags);
     if (result == VK_SUCCESS) state->reset(flags & VK_COMMAND_BUFFER_RESET_RELEASE_RESOURCES_BIT);
     return result;
+}
+
+// Layouts and templates a capture may name: once one is gone, captures begun before are not
+// replayed (FUSION.md rule 5); the application's own recording still is valid.
+VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice device, VkPipelineLayout layout,
+                                                 const VkAllocationCallbacks* allocator) {
+    DeviceState* state = find_device(device);
+    if (layout) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
+    state->dispatch.DestroyPipelineLayout(device, layout, allocator);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyDescriptorSetLayout(VkDevice device, VkDescriptorSetLayout layout,
+                                                      const VkAllocationCallbacks* allocator) {
+    DeviceState* state = find_device(device);
+    if (layout) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
+    state->dispatch.DestroyDescriptorSetLayout(device, layout, allocator);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyDescriptorUpdateTemplate(VkDevice device, VkDescriptorUpdateTemplate templ,
+                                                           const VkAllocationCallbacks* allocator) {
+    DeviceState* state = find_device(device);
+    if (templ) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
+    state->dispatch.DestroyDescriptorUpdateTemplate(device, templ, allocator);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyDescriptorUpdateTemplateKHR(VkDevice device, VkDescriptorUpdateTemplate templ,
+                                                              const VkAllocationCallbacks* allocator) {
+    DeviceState* state = find_device(device);
+    if (templ) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
+    state->dispatch.DestroyDescriptorUpdateTemplateKHR(device, templ, allocator);
 }
 
 }  // namespace slipstream::hooks

@@ -68,7 +68,14 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     if (!next_create) return VK_ERROR_INITIALIZATION_FAILED;
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
 
-    VkResult result = next_create(physical_device, info, allocator, device);
+    // Fusion records completion with a timeline semaphore per queue: ask for the feature.
+    submit::DeviceCreateStorage storage;
+    const bool fuse = instance->settings.fuse &&
+                      submit::request_timeline_semaphores(*instance, physical_device, *info, storage);
+    if (instance->settings.fuse && !fuse)
+        log(LogLevel::Warn, "VK_SLIPSTREAM_FUSE: the device has no timeline semaphores; fusion stays off");
+    VkResult result = next_create(physical_device, fuse ? &storage.info : info, allocator, device);
+    submit::restore_create_info(storage);
     if (result != VK_SUCCESS) return result;
 
     auto state = std::make_unique<DeviceState>();
@@ -90,6 +97,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     if (state->settings.readback != ReadbackMode::Off || state->settings.readback_steer)
         state->readback = std::make_unique<ReadbackTracker>(*state);
     log(LogLevel::Info, "active on device %p (%s)", static_cast<void*>(*device), state->properties.deviceName);
+    if (fuse) submit::start_device(*state);
     add_device(std::move(state));
     return VK_SUCCESS;
 }

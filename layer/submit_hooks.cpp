@@ -27,12 +27,20 @@ void count_submits(DeviceState& device, uint32_t count, const VkSubmitInfo2* sub
             count_command_buffer(device, submits[i].pCommandBufferInfos[j].commandBuffer);
 }
 
+VkResult fused(QueueState& q, uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
+    return submit::queue_submit(q, count, submits, fence, next);
+}
+VkResult fused(QueueState& q, uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next) {
+    return submit::queue_submit2(q, count, submits, fence, next);
+}
+
 // One device lookup per submission: the queue's state knows its device.
 template <typename Info, typename Next>
 VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fence, Next VkLayerDispatchTable::*next) {
     QueueState* q = find_queue(queue);
     DeviceState* device = q ? q->device : find_device(queue);
     if (device->stats.enabled()) count_submits(*device, count, submits);
+    if (q && q->fusion) return fused(*q, count, submits, fence, device->dispatch.*next);
     TrackedSubmission tracked(q, fence);
     VkResult result = (device->dispatch.*next)(queue, count, submits, tracked.fence());
     tracked.end(result);
@@ -56,12 +64,16 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count, co
 VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, const VkBindSparseInfo* binds,
                                                VkFence fence) {
     QueueState* q = find_queue(queue);
+    submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
+    if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);
     return find_device(queue)->dispatch.QueueBindSparse(queue, count, binds, fence);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
     QueueState* q = find_queue(queue);
+    submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
+    if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);
     return find_device(queue)->dispatch.QueuePresentKHR(queue, info);
 }
@@ -95,6 +107,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ImportFenceFdKHR(VkDevice device, const VkImportF
 
 VKAPI_ATTR VkResult VKAPI_CALL GetFenceFdKHR(VkDevice device, const VkFenceGetFdInfoKHR* info, int* fd) {
     DeviceState* state = find_device(device);
+    if (VkResult e = observe_device(*state); e < 0) return e;
     // A sync fd is exported with copy transference, which resets the fence (opaque fds share
     // the payload and change nothing).
     const bool resets = info->handleType == VK_EXTERNAL_FENCE_HANDLE_TYPE_SYNC_FD_BIT;
@@ -127,5 +140,54 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue) {
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) { return device_wait_idle(*find_device(device)); }
+
+// Calls that observe completion outside the waits: what fusion holds back goes first.
+VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValue(VkDevice device, VkSemaphore semaphore, uint64_t* value) {
+    DeviceState* state = find_device(device);
+    if (VkResult e = observe_device(*state); e < 0) return e;
+    return state->dispatch.GetSemaphoreCounterValue(device, semaphore, value);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValueKHR(VkDevice device, VkSemaphore semaphore, uint64_t* value) {
+    DeviceState* state = find_device(device);
+    if (VkResult e = observe_device(*state); e < 0) return e;
+    return state->dispatch.GetSemaphoreCounterValueKHR(device, semaphore, value);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count,
+                                                   size_t size, void* data, VkDeviceSize stride,
+                                                   VkQueryResultFlags flags) {
+    DeviceState* state = find_device(device);
+    if (VkResult e = observe_device(*state); e < 0) return e;
+    return state->dispatch.GetQueryPoolResults(device, pool, first, count, size, data, stride, flags);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL GetEventStatus(VkDevice device, VkEvent event) {
+    DeviceState* state = find_device(device);
+    if (VkResult e = observe_device(*state); e < 0) return e;
+    return state->dispatch.GetEventStatus(device, event);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreFdKHR(VkDevice device, const VkSemaphoreGetFdInfoKHR* info, int* fd) {
+    DeviceState* state = find_device(device);
+    if (VkResult e = observe_device(*state); e < 0) return e;
+    return state->dispatch.GetSemaphoreFdKHR(device, info, fd);
+}
+
+// Queue labels are ordered with the queue's work: after what fusion holds back.
+VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue queue, const VkDebugUtilsLabelEXT* label) {
+    submit::FlushedQueue flushed(find_queue(queue), submit::FlushReason::PassThrough);
+    find_device(queue)->dispatch.QueueBeginDebugUtilsLabelEXT(queue, label);
+}
+
+VKAPI_ATTR void VKAPI_CALL QueueEndDebugUtilsLabelEXT(VkQueue queue) {
+    submit::FlushedQueue flushed(find_queue(queue), submit::FlushReason::PassThrough);
+    find_device(queue)->dispatch.QueueEndDebugUtilsLabelEXT(queue);
+}
+
+VKAPI_ATTR void VKAPI_CALL QueueInsertDebugUtilsLabelEXT(VkQueue queue, const VkDebugUtilsLabelEXT* label) {
+    submit::FlushedQueue flushed(find_queue(queue), submit::FlushReason::PassThrough);
+    find_device(queue)->dispatch.QueueInsertDebugUtilsLabelEXT(queue, label);
+}
 
 }  // namespace slipstream::hooks

@@ -13,6 +13,8 @@
 #include "settings.h"
 #include "spin_wait.h"
 #include "stats.h"
+#include "submit/fusion.h"
+#include "submit/queue_fusion.h"
 
 #include <vulkan/vk_layer.h>
 #include <vulkan/vk_layer_dispatch_table.h>
@@ -45,6 +47,9 @@ struct QueueState {
     uint32_t index = 0;
     VkQueueFlags flags = 0;
     QueueIdle idle;  // guarded by its own mutex
+    // The open batch and batches in flight, while the device fuses (set once, at the first
+    // vkGetDeviceQueue of this queue); its mutex is the queue's lock then.
+    std::unique_ptr<submit::QueueFusion> fusion;
 };
 
 // What a command buffer holds. Written only by the thread recording it (command buffers are
@@ -62,6 +67,9 @@ struct CommandBufferState {
     // The commands since vkBeginCommandBuffer, deep-copied for fusion (capture/). Null while
     // VK_SLIPSTREAM_FUSE is off or the device cannot fuse: the wrappers then pay one branch.
     std::unique_ptr<capture::CommandCapture> capture;
+    // DeviceState::layout_destroys when it was begun: a capture may name only layouts and
+    // templates that existed then.
+    uint64_t layout_epoch = 0;
 
     void record(CommandId id) {
         const CommandInfo& info = kCommandInfo[int(id)];
@@ -102,6 +110,15 @@ struct DeviceState {
     // False once the application obtained a vkCmd* Slipstream does not intercept (one newer
     // than its vk.xml): command buffers may then hold commands no capture saw.
     std::atomic<bool> fusable{true};
+    // Fusion (VK_SLIPSTREAM_FUSE, on a device with timeline semaphores): the deadline
+    // flusher, the timeline commands of the device's API version, the open batches.
+    std::unique_ptr<submit::DeviceFusion> fusion;
+    PFN_vkGetSemaphoreCounterValue fusion_counter_value = nullptr;
+    PFN_vkWaitSemaphores fusion_wait_semaphores = nullptr;
+    std::atomic<uint32_t> open_batches{0};
+    // Pipeline layouts, descriptor set layouts and update templates destroyed so far: a
+    // capture begun before one of them went may name it, and is not replayed.
+    std::atomic<uint64_t> layout_destroys{0};
 
     struct CommandPoolInfo {
         VkCommandPoolCreateFlags flags = 0;

@@ -18,7 +18,10 @@ const std::vector<SettingSpec>& setting_specs() {
         {"spin_adaptive", "on|off", "on", "block at once where waits usually last far longer than the budget"},
         {"readback", "off|auto|all-host-visible", "auto", "move memory the host reads back to cached memory"},
         {"readback_steer", "on|off", "off", "report readback buffers' memoryTypeBits without uncached host-visible types"},
-        {"fuse", "on|off", "off", "capture fusable command buffers (for now only captures: nothing is fused yet)"},
+        {"fuse", "on|off", "off", "replay small compute/transfer command buffers into few batches of Slipstream's at submission"},
+        {"batch_max", "1..4096 (operations)", "32", "operations (dispatches, copies, fills...) one fused batch may hold"},
+        {"max_defer_us", "0..100000 (microseconds)", "500", "the longest a fused batch waits for more work before it is submitted"},
+        {"fuse_barrier", "on|off", "on", "put a compute|transfer barrier between fused command buffers (for applications that rely on command-buffer boundaries)"},
     };
     return specs;
 }
@@ -49,6 +52,15 @@ static std::optional<uint32_t> parse_spin_us(const std::string& text) {
         return std::nullopt;
     unsigned long v = std::stoul(text);
     if (v > 100000) return std::nullopt;
+    return uint32_t(v);
+}
+
+// A decimal number in [lo, hi].
+static std::optional<uint32_t> parse_range(const std::string& text, uint32_t lo, uint32_t hi) {
+    if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    unsigned long v = std::stoul(text);
+    if (v < lo || v > hi) return std::nullopt;
     return uint32_t(v);
 }
 
@@ -99,6 +111,10 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "readback", parse_readback, s.readback);
     read_one(lookup, warnings, "readback_steer", parse_bool, s.readback_steer);
     read_one(lookup, warnings, "fuse", parse_bool, s.fuse);
+    read_one(lookup, warnings, "batch_max", [](const std::string& t) { return parse_range(t, 1, 4096); }, s.batch_max);
+    read_one(lookup, warnings, "max_defer_us", [](const std::string& t) { return parse_range(t, 0, 100000); },
+             s.max_defer_us);
+    read_one(lookup, warnings, "fuse_barrier", parse_bool, s.fuse_barrier);
     return s;
 }
 
@@ -131,6 +147,9 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"readback", s.readback == ReadbackMode::Off ? "off" : s.readback == ReadbackMode::Auto ? "auto" : "all-host-visible"},
         {"readback_steer", s.readback_steer ? "on" : "off"},
         {"fuse", s.fuse ? "on" : "off"},
+        {"batch_max", std::to_string(s.batch_max)},
+        {"max_defer_us", std::to_string(s.max_defer_us)},
+        {"fuse_barrier", s.fuse_barrier ? "on" : "off"},
     };
 }
 

@@ -23,7 +23,10 @@ struct Settings {
     bool spin_adaptive = true;  // stop spinning where waits are usually much longer
     ReadbackMode readback = ReadbackMode::Auto;  // move host-read memory to cached memory
     bool readback_steer = false;  // hide uncached host-visible types from readback buffers
-    bool fuse = false;        // capture command buffers for fusion (nothing replays them yet)
+    bool fuse = false;        // fuse small command buffers into few at submission
+    uint32_t batch_max = 32;  // operations (dispatches, copies...) per fused batch
+    uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
+    bool fuse_barrier = true;  // a compute|transfer barrier between fused command buffers
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

@@ -41,7 +41,23 @@ namespace slipstream {
     X(ProbeObjectsDestroyed, "probe_objects_destroyed")  /* ... and destroyed */ \
     X(FusionDisabledUnknownCommands, "fusion_disabled_unknown_commands") /* vkCmd* names unknown to us */ \
     X(CommandBuffersCaptured, "command_buffers_captured")   /* ended with a complete capture */     \
-    X(CommandBuffersNotCapturable, "command_buffers_not_capturable") /* ended, capture stopped */
+    X(CommandBuffersNotCapturable, "command_buffers_not_capturable") /* ended, capture stopped */ \
+    X(DriverSubmits, "driver_submits")          /* vkQueueSubmit(2) calls Slipstream made below */ \
+    X(CommandBuffersFused, "command_buffers_fused")  /* replayed into a batch of ours */          \
+    X(PassedNotCaptured, "passed_not_captured") /* submitted as they are: no complete capture */ \
+    X(PassedSemaphores, "passed_semaphores")    /* ... the submit waits on or signals semaphores */ \
+    X(PassedSubmitExtension, "passed_submit_extension") /* ... pNext, flags or device masks */ \
+    X(PassedOtherFamily, "passed_other_family") /* ... recorded for another queue family */ \
+    X(PassedLayoutsDestroyed, "passed_layouts_destroyed") /* ... a layout it names may be gone */ \
+    X(PassedNoBatch, "passed_no_batch")         /* ... the queue has no batch to fuse into */ \
+    X(BatchesFlushed, "batches_flushed")        /* fused batches submitted */                \
+    X(FlushFull, "flush_full")                  /* ... because it was full */                \
+    X(FlushGpuStarving, "flush_gpu_starving")   /* ... at most one batch was still running */ \
+    X(FlushObserve, "flush_observe")            /* ... before a wait, query or status */       \
+    X(FlushDeadline, "flush_deadline")          /* ... by the deadline flusher */              \
+    X(FlushPassThrough, "flush_pass_through")   /* ... before work fusion passes through */    \
+    X(FlushDestroy, "flush_destroy")            /* ... at vkDestroyDevice */                  \
+    X(BatchFallbacks, "batch_fallbacks")        /* batches that failed: the app's own submitted */
 
 enum class Counter : int {
 #define X(id, name) id,

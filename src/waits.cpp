@@ -5,6 +5,10 @@
 namespace slipstream {
 
 namespace {
+// Work fusion holds back is submitted before anything observes completion (FUSION.md rule 3).
+inline VkResult flush_for_observer(DeviceState& d) {
+    return d.fusion ? submit::flush_device(d, submit::FlushReason::Observe) : VK_SUCCESS;
+}
 
 // Polls `poll` for up to the site's budget, then calls `block(remaining timeout)`.
 // `poll` returns VK_SUCCESS (done), VK_NOT_READY (keep polling), another positive code (stop
@@ -52,6 +56,7 @@ VkResult as_poll_result(QueueActivity a, VkResult error) {
 VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, VkBool32 wait_all,
                          uint64_t timeout) {
     d.stats.add(Counter::FenceWaits);
+    if (VkResult e = flush_for_observer(d); e < 0) return e;
     auto block = [&](uint64_t t) { return d.dispatch.WaitForFences(d.device, count, fences, wait_all, t); };
     if (!d.idle || count == 0) return block(timeout);
     IdleTracker& t = *d.idle;
@@ -93,6 +98,7 @@ VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, 
 }
 
 VkResult get_fence_status(DeviceState& d, VkFence fence) {
+    if (VkResult e = flush_for_observer(d); e < 0) return e;
     if (!d.idle) return d.dispatch.GetFenceStatus(d.device, fence);
     IdleTracker& t = *d.idle;
     if (t.known_signaled(1, &fence, true)) return VK_SUCCESS;
@@ -105,6 +111,7 @@ VkResult get_fence_status(DeviceState& d, VkFence fence) {
 VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64_t timeout,
                          PFN_vkWaitSemaphores next_wait) {
     d.stats.add(Counter::SemaphoreWaits);
+    if (VkResult e = flush_for_observer(d); e < 0) return e;
     auto block = [&](uint64_t t) { return next_wait(d.device, info, t); };
     // The core command where the device has it, else the extension's (a 1.1 application
     // with VK_KHR_timeline_semaphore); the dispatch table is null where the device has none.
@@ -130,6 +137,8 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
 VkResult queue_wait_idle(QueueState& q) {
     DeviceState& d = *q.device;
     d.stats.add(Counter::QueueWaitIdles);
+    if (d.fusion)
+        if (VkResult e = submit::flush_queue(q, submit::FlushReason::Observe); e < 0) return e;
     if (!d.idle) return d.dispatch.QueueWaitIdle(q.queue);
     IdleTracker& t = *d.idle;
     {
@@ -163,6 +172,7 @@ VkResult queue_wait_idle(QueueState& q) {
 
 VkResult device_wait_idle(DeviceState& d) {
     d.stats.add(Counter::DeviceWaitIdles);
+    if (VkResult e = flush_for_observer(d); e < 0) return e;
     if (!d.idle) return d.dispatch.DeviceWaitIdle(d.device);
     IdleTracker& t = *d.idle;
     std::vector<QueueState*> queues;
@@ -202,6 +212,8 @@ VkResult device_wait_idle(DeviceState& d) {
     }
     return r;
 }
+
+VkResult observe_device(DeviceState& d) { return flush_for_observer(d); }
 
 void note_untracked_queue_work(QueueState& q) {
     if (!q.device->idle) return;

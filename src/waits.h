@@ -16,6 +16,9 @@ VkResult device_wait_idle(DeviceState& d);
 
 // vkGetFenceStatus: answered from what the layer knows where it can, and learnt from.
 VkResult get_fence_status(DeviceState& d, VkFence fence);
+// Before a call that observes completion outside the waits above (semaphore counters, query
+// results, event status, fence and semaphore export): submits what fusion holds back.
+VkResult observe_device(DeviceState& d);
 // Queue work the layer cannot follow (sparse binding, present).
 void note_untracked_queue_work(QueueState& q);
 

@@ -10,6 +10,7 @@ void begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info)
         return;
     }
     if (!cb.capture) cb.capture = std::make_unique<CommandCapture>();
+    cb.layout_epoch = cb.device->layout_destroys.load(std::memory_order_acquire);
     cb.capture->begin(cb.level, info);
 }
 

@@ -1,0 +1,349 @@
+#include "submit/fusion.h"
+
+#include "log.h"
+#include "object_state.h"
+#include "spin_wait.h"
+#include "submit/queue_fusion.h"
+#include "waits.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace slipstream::submit {
+
+// --- device creation ------------------------------------------------------------------------
+
+bool request_timeline_semaphores(const InstanceState& instance, VkPhysicalDevice physical_device,
+                                 const VkDeviceCreateInfo& app_info, DeviceCreateStorage& storage) {
+    storage.info = app_info;
+    const VkLayerInstanceDispatchTable& id = instance.dispatch;
+    VkPhysicalDeviceProperties props;
+    id.GetPhysicalDeviceProperties(physical_device, &props);
+    const uint32_t version = std::min(instance.api_version, props.apiVersion);
+    const bool core = VK_API_VERSION_MAJOR(version) > 1 || VK_API_VERSION_MINOR(version) >= 2;
+
+    // Where the application already speaks of the feature.
+    VkBool32* feature = nullptr;
+    for (auto* p = static_cast<const VkBaseInStructure*>(app_info.pNext); p; p = p->pNext) {
+        if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES)
+            feature = &const_cast<VkPhysicalDeviceVulkan12Features*>(
+                           reinterpret_cast<const VkPhysicalDeviceVulkan12Features*>(p))->timelineSemaphore;
+        else if (p->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES)
+            feature = &const_cast<VkPhysicalDeviceTimelineSemaphoreFeatures*>(
+                           reinterpret_cast<const VkPhysicalDeviceTimelineSemaphoreFeatures*>(p))->timelineSemaphore;
+    }
+    if (feature && *feature) return true;
+
+    bool extension_enabled = false;
+    for (uint32_t i = 0; i < app_info.enabledExtensionCount; ++i)
+        if (std::strcmp(app_info.ppEnabledExtensionNames[i], VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME) == 0)
+            extension_enabled = true;
+    if (!core && !extension_enabled) {
+        uint32_t count = 0;
+        id.EnumerateDeviceExtensionProperties(physical_device, nullptr, &count, nullptr);
+        std::vector<VkExtensionProperties> exts(count);
+        id.EnumerateDeviceExtensionProperties(physical_device, nullptr, &count, exts.data());
+        const bool available = std::any_of(exts.begin(), exts.begin() + count, [](const VkExtensionProperties& e) {
+            return std::strcmp(e.extensionName, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME) == 0;
+        });
+        if (!available) return false;
+    }
+    // Does the device support it? (A 1.0 instance without properties2 cannot ask: no fusion.)
+    const bool instance_11 = VK_API_VERSION_MAJOR(instance.api_version) > 1 || VK_API_VERSION_MINOR(instance.api_version) >= 1;
+    PFN_vkGetPhysicalDeviceFeatures2 features2 =
+        instance_11 && id.GetPhysicalDeviceFeatures2 ? id.GetPhysicalDeviceFeatures2 : id.GetPhysicalDeviceFeatures2KHR;
+    if (!features2) return false;
+    VkPhysicalDeviceTimelineSemaphoreFeatures supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    VkPhysicalDeviceFeatures2 all{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported};
+    features2(physical_device, &all);
+    if (!supported.timelineSemaphore) return false;
+
+    if (feature) {
+        // The application's own structure says false: true for the call, put back after it.
+        *feature = VK_TRUE;
+        storage.patched = feature;
+    } else {
+        storage.timeline.timelineSemaphore = VK_TRUE;
+        storage.timeline.pNext = const_cast<void*>(app_info.pNext);
+        storage.info.pNext = &storage.timeline;
+    }
+    if (!core && !extension_enabled) {
+        storage.extensions.assign(app_info.ppEnabledExtensionNames,
+                                  app_info.ppEnabledExtensionNames + app_info.enabledExtensionCount);
+        storage.extensions.push_back(VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+        storage.info.enabledExtensionCount = uint32_t(storage.extensions.size());
+        storage.info.ppEnabledExtensionNames = storage.extensions.data();
+    }
+    return true;
+}
+
+void restore_create_info(DeviceCreateStorage& storage) {
+    if (storage.patched) *storage.patched = VK_FALSE;
+    storage.patched = nullptr;
+}
+
+// --- the deadline flusher --------------------------------------------------------------------
+
+DeviceFusion::DeviceFusion(DeviceState& device) : d_(device) {
+    thread_ = std::thread([this] { run(); });
+}
+
+DeviceFusion::~DeviceFusion() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+}
+
+void DeviceFusion::wake() {
+    {
+        std::lock_guard lock(mutex_);
+        woken_ = true;
+    }
+    cv_.notify_one();
+}
+
+void DeviceFusion::run() {
+    const uint32_t max_defer_us = d_.settings.max_defer_us;
+    std::vector<QueueState*> queues;
+    std::vector<VkSemaphore> semaphores;
+    std::vector<uint64_t> values;
+    std::unique_lock lock(mutex_);
+    while (!stop_) {
+        if (d_.open_batches.load(std::memory_order_acquire) == 0) {
+            cv_.wait(lock, [&] { return stop_ || woken_; });
+            woken_ = false;
+            continue;
+        }
+        lock.unlock();
+        {
+            std::lock_guard device_lock(d_.mutex);
+            queues = d_.queues;
+        }
+        semaphores.clear();
+        values.clear();
+        uint64_t next_deadline = UINT64_MAX;
+        for (QueueState* q : queues) {
+            QueueFusion* f = q->fusion.get();
+            if (!f || !f->has_open()) continue;
+            std::lock_guard queue_lock(f->mutex());
+            if (!f->open()) continue;
+            if (deadline_passed(f->opened_ns(), now_ns(), max_defer_us)) {
+                f->keep_error(f->flush(FlushReason::Deadline));
+            } else if (f->in_flight() <= 1) {
+                f->keep_error(f->flush(FlushReason::GpuStarving));
+            } else {
+                next_deadline = std::min(next_deadline, f->opened_ns() + uint64_t(max_defer_us) * 1000);
+                // Two or more batches run: the GPU starves once all but one are done.
+                semaphores.push_back(f->timeline());
+                values.push_back(f->submitted_value() - 1);
+            }
+        }
+        if (!semaphores.empty()) {
+            // Until a queue is about to run dry or a deadline comes, whichever is first. No lock
+            // is held: submissions go on meanwhile.
+            const uint64_t now = now_ns();
+            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            wait.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+            wait.semaphoreCount = uint32_t(semaphores.size());
+            wait.pSemaphores = semaphores.data();
+            wait.pValues = values.data();
+            d_.fusion_wait_semaphores(d_.device, &wait, next_deadline > now ? next_deadline - now : 0);
+        }
+        lock.lock();
+    }
+}
+
+// --- lifetime ----------------------------------------------------------------------------------
+
+void start_device(DeviceState& d) {
+    const bool core = d.dispatch.GetSemaphoreCounterValue && d.dispatch.WaitSemaphores &&
+                      (VK_API_VERSION_MINOR(std::min(d.instance->api_version, d.properties.apiVersion)) >= 2 ||
+                       VK_API_VERSION_MAJOR(d.instance->api_version) > 1);
+    d.fusion_counter_value = core ? d.dispatch.GetSemaphoreCounterValue : d.dispatch.GetSemaphoreCounterValueKHR;
+    d.fusion_wait_semaphores = core ? d.dispatch.WaitSemaphores : d.dispatch.WaitSemaphoresKHR;
+    if (!d.fusion_counter_value || !d.fusion_wait_semaphores) {
+        log(LogLevel::Warn, "%s: no timeline semaphore commands: fusion stays off", d.properties.deviceName);
+        return;
+    }
+    d.fusion = std::make_unique<DeviceFusion>(d);
+    log(LogLevel::Info, "%s: fusing command buffers (batch_max %u, max_defer_us %u, fuse_barrier %s)",
+        d.properties.deviceName, d.settings.batch_max, d.settings.max_defer_us, d.settings.fuse_barrier ? "on" : "off");
+}
+
+void start_queue(DeviceState& d, QueueState& q) {
+    if (!d.fusion) return;
+    std::lock_guard lock(d.mutex);
+    if (q.fusion) return;
+    auto f = std::make_unique<QueueFusion>(d, q);
+    if (!f->init()) {
+        log(LogLevel::Warn, "queue %u.%u: fusion could not start (command pool or semaphore): its work passes through",
+            q.family, q.index);
+        return;
+    }
+    q.fusion = std::move(f);
+}
+
+void stop_device(DeviceState& d) {
+    if (!d.fusion) return;
+    d.fusion.reset();  // the flusher stops
+    std::vector<QueueState*> queues;
+    {
+        std::lock_guard lock(d.mutex);
+        queues = d.queues;
+    }
+    for (QueueState* q : queues) {
+        QueueFusion* f = q->fusion.get();
+        if (!f) continue;
+        std::lock_guard lock(f->mutex());
+        f->flush(FlushReason::Destroy);
+        // The application waited for what it submitted; ours may still run (and its command
+        // buffers and semaphore go with the queue's state).
+        if (f->in_flight() > 0) d.dispatch.QueueWaitIdle(q->queue);
+    }
+}
+
+// --- submission --------------------------------------------------------------------------------
+
+namespace {
+
+PassReason classify_command_buffer(const DeviceState& d, const QueueState& q, VkCommandBuffer handle,
+                                   const CommandBufferState** out) {
+    const CommandBufferState* cb = find_command_buffer(handle);
+    *out = cb;
+    if (!cb || !cb->capture || !cb->capture->capturable() || !cb->capture->ended() ||
+        cb->level != VK_COMMAND_BUFFER_LEVEL_PRIMARY)
+        return PassReason::NotCaptured;
+    if (cb->queue_family != q.family) return PassReason::OtherFamily;
+    if (cb->layout_epoch != d.layout_destroys.load(std::memory_order_acquire)) return PassReason::LayoutsDestroyed;
+    return PassReason::None;
+}
+
+uint32_t command_buffer_count(const VkSubmitInfo& s) { return s.commandBufferCount; }
+VkCommandBuffer command_buffer(const VkSubmitInfo& s, uint32_t i) { return s.pCommandBuffers[i]; }
+uint32_t command_buffer_count(const VkSubmitInfo2& s) { return s.commandBufferInfoCount; }
+VkCommandBuffer command_buffer(const VkSubmitInfo2& s, uint32_t i) { return s.pCommandBufferInfos[i].commandBuffer; }
+
+void count_passed(DeviceStats& stats, PassReason why, uint64_t n) {
+    switch (why) {
+    case PassReason::None: break;
+    case PassReason::NotCaptured: stats.add(Counter::PassedNotCaptured, n); break;
+    case PassReason::Semaphores: stats.add(Counter::PassedSemaphores, n); break;
+    case PassReason::SubmitExtension: stats.add(Counter::PassedSubmitExtension, n); break;
+    case PassReason::OtherFamily: stats.add(Counter::PassedOtherFamily, n); break;
+    case PassReason::LayoutsDestroyed: stats.add(Counter::PassedLayoutsDestroyed, n); break;
+    case PassReason::NoBatch: stats.add(Counter::PassedNoBatch, n); break;
+    }
+}
+
+// Small calls are the common case: their command buffers' states without a heap allocation.
+constexpr uint32_t kInlineStates = 16;
+
+template <typename Info, typename Next>
+VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFence fence, Next next) {
+    DeviceState& d = *q.device;
+    QueueFusion& f = *q.fusion;
+    std::lock_guard lock(f.mutex());
+    if (VkResult error = f.take_error(); error != VK_SUCCESS) return error;
+
+    PassReason why = PassReason::None;
+    uint32_t total = 0;
+    const CommandBufferState* inline_states[kInlineStates];
+    std::vector<const CommandBufferState*> many;
+    for (uint32_t i = 0; i < count && why == PassReason::None; ++i) {
+        why = classify_submit(submits[i]);
+        for (uint32_t j = 0; j < command_buffer_count(submits[i]) && why == PassReason::None; ++j) {
+            const CommandBufferState* cb;
+            why = classify_command_buffer(d, q, command_buffer(submits[i], j), &cb);
+            if (total < kInlineStates) inline_states[total] = cb;
+            else many.push_back(cb);
+            ++total;
+        }
+    }
+    if (why == PassReason::None && (total > 0 || f.open())) {
+        const bool was_open = f.open();
+        for (uint32_t i = 0; i < total; ++i) {
+            const CommandBufferState* cb = i < kInlineStates ? inline_states[i] : many[i - kInlineStates];
+            if (!f.append(*cb)) {  // only the first can fail: opening the batch
+                why = PassReason::NoBatch;
+                break;
+            }
+        }
+        if (why == PassReason::None) {
+            if (fence) f.add_fence(fence);
+            d.stats.add(Counter::CommandBuffersFused, total);
+            if (d.settings.max_defer_us == 0) return f.flush(FlushReason::Deadline);
+            switch (decide_after_append(f.open_ops(), f.open_records(), d.settings.batch_max, f.in_flight())) {
+            case AfterAppend::FlushFull: return f.flush(FlushReason::Full);
+            case AfterAppend::FlushGpuStarving: return f.flush(FlushReason::GpuStarving);
+            case AfterAppend::Keep: break;
+            }
+            if (!was_open) d.fusion->wake();
+            return VK_SUCCESS;
+        }
+    }
+    // As it is, after everything before it (FUSION.md rule 10).
+    uint32_t cbs = 0;
+    for (uint32_t i = 0; i < count; ++i) cbs += command_buffer_count(submits[i]);
+    count_passed(d.stats, why, cbs);
+    if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
+    TrackedSubmission tracked(&q, fence);
+    VkResult r = next(q.queue, count, submits, tracked.fence());
+    tracked.end(r);
+    d.stats.add(Counter::DriverSubmits);
+    return r;
+}
+
+}  // namespace
+
+VkResult queue_submit(QueueState& q, uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
+    return fused_submit(q, count, submits, fence, next);
+}
+
+VkResult queue_submit2(QueueState& q, uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
+                       PFN_vkQueueSubmit2 next) {
+    return fused_submit(q, count, submits, fence, next);
+}
+
+// --- flushes -----------------------------------------------------------------------------------
+
+VkResult flush_queue(QueueState& q, FlushReason reason) {
+    QueueFusion* f = q.fusion.get();
+    if (!f) return VK_SUCCESS;
+    std::lock_guard lock(f->mutex());
+    VkResult r = f->flush(reason);
+    if (r == VK_SUCCESS) r = f->take_error();
+    return r;
+}
+
+VkResult flush_device(DeviceState& d, FlushReason reason) {
+    if (d.open_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
+    QueueState* small[8];
+    std::vector<QueueState*> many;
+    size_t n;
+    {
+        std::lock_guard lock(d.mutex);
+        n = d.queues.size();
+        if (n <= 8) std::copy(d.queues.begin(), d.queues.end(), small);
+        else many = d.queues;
+    }
+    VkResult first = VK_SUCCESS;
+    for (size_t i = 0; i < n; ++i) {
+        QueueState* q = n <= 8 ? small[i] : many[i];
+        if (!q->fusion || !q->fusion->has_open()) continue;
+        std::lock_guard lock(q->fusion->mutex());
+        VkResult r = q->fusion->flush(reason);
+        if (r < 0 && first == VK_SUCCESS) first = r;
+    }
+    return first;
+}
+
+FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {
+    if (!q || !q->fusion) return;
+    lock_ = std::unique_lock(q->fusion->mutex());
+    error_ = q->fusion->flush(reason);
+}
+
+}  // namespace slipstream::submit

@@ -1,0 +1,99 @@
+// Fusion at submission, for a device (VK_SLIPSTREAM_FUSE): which submissions join a queue's
+// open batch, the flushes before everything that observes completion, and the deadline
+// flusher. Each queue's batch is a QueueFusion (queue_fusion.h); the flush rules are
+// flush_policy.h.
+//
+// A vkQueueSubmit(2) call is fused whole or not at all: every command buffer it names must
+// hold a complete capture made for this queue's family since no layout it may name was
+// destroyed, and every submission must be plain (flush_policy.h: classify_submit). A call
+// that is not fused first flushes the open batch, then goes to the driver unchanged, so the
+// order of work on the queue is always the application's.
+#pragma once
+
+#include "submit/flush_policy.h"
+
+#include <vulkan/vulkan.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace slipstream {
+struct DeviceState;
+struct QueueState;
+struct InstanceState;
+}  // namespace slipstream
+
+namespace slipstream::submit {
+
+// Fusion needs one timeline semaphore per queue. Before vkCreateDevice: makes `info` (a copy
+// of the application's) enable timeline semaphores where the device has them and the
+// application did not enable them itself; `storage` keeps what the new chain points at.
+// Returns false when the device cannot have them (fusion then stays off on it).
+struct DeviceCreateStorage {
+    VkDeviceCreateInfo info{};
+    VkPhysicalDeviceTimelineSemaphoreFeatures timeline{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    std::vector<const char*> extensions;
+    VkBool32* patched = nullptr;  // a feature bit of the application's set to true for the call
+};
+bool request_timeline_semaphores(const InstanceState& instance, VkPhysicalDevice physical_device,
+                                 const VkDeviceCreateInfo& app_info, DeviceCreateStorage& storage);
+// After vkCreateDevice returned: puts back what request_timeline_semaphores changed in the
+// application's structures.
+void restore_create_info(DeviceCreateStorage& storage);
+
+// The device's part: the deadline flusher thread.
+class DeviceFusion {
+public:
+    explicit DeviceFusion(DeviceState& device);
+    ~DeviceFusion();  // stops the thread
+    // A batch stays open: the flusher must watch its deadline.
+    void wake();
+
+private:
+    void run();
+    DeviceState& d_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool stop_ = false;
+    bool woken_ = false;
+    std::thread thread_;
+};
+
+// vkCreateDevice succeeded with timeline semaphores: fusion starts on the device.
+void start_device(DeviceState& device);
+// A queue was retrieved: give it a batch of its own.
+void start_queue(DeviceState& device, QueueState& queue);
+// vkDestroyDevice: stops the flusher, submits what is open and waits for it.
+void stop_device(DeviceState& device);
+
+// vkQueueSubmit / vkQueueSubmit2(KHR) on a queue that fuses.
+VkResult queue_submit(QueueState& q, uint32_t count, const VkSubmitInfo* submits, VkFence fence,
+                      PFN_vkQueueSubmit next);
+VkResult queue_submit2(QueueState& q, uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
+                       PFN_vkQueueSubmit2 next);
+
+// Submits the queue's open batch (before work or a wait on that queue). Returns an error of
+// the flush, or one an earlier flush left for the application.
+VkResult flush_queue(QueueState& q, FlushReason reason);
+// Submits every open batch of the device (before a fence, semaphore, query or event is
+// looked at, or the device waits). One atomic load when nothing is open.
+VkResult flush_device(DeviceState& d, FlushReason reason);
+
+// Holds a fusing queue's lock, its open batch flushed, for as long as it lives: wraps the
+// VkQueue functions other than submissions (labels, sparse binding, present...), so the
+// driver never sees the flusher and the application on one queue at once. Does nothing for a
+// queue that does not fuse (or null).
+class FlushedQueue {
+public:
+    FlushedQueue(QueueState* q, FlushReason reason);
+    // An error of the flush (or left by an earlier one) the caller should return.
+    VkResult error() const { return error_; }
+
+private:
+    std::unique_lock<std::mutex> lock_;
+    VkResult error_ = VK_SUCCESS;
+};
+
+}  // namespace slipstream::submit

@@ -1,0 +1,216 @@
+#include "submit/queue_fusion.h"
+
+#include "log.h"
+#include "object_state.h"
+#include "spin_wait.h"
+#include "waits.h"
+
+namespace slipstream::submit {
+
+namespace {
+// What one operation of each kind counts toward batch_max: the work commands. State,
+// synchronization and debug commands ride along.
+uint32_t operations(const CommandBufferState& cb) {
+    return cb.command_counts[int(CommandKind::Compute)] + cb.command_counts[int(CommandKind::Transfer)] +
+           cb.command_counts[int(CommandKind::Query)];
+}
+
+// The barrier between two fused command buffers: everything compute and transfer work wrote
+// before it is visible to, and ordered before, compute and transfer work after it, indirect
+// parameters included. Access bits are named, not MEMORY_* (FUSION.md rule 8).
+void fuse_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb) {
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_UNIFORM_READ_BIT |
+                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                            VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
+    d.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
+                             VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT,
+                         0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+}  // namespace
+
+QueueFusion::~QueueFusion() {
+    const VkLayerDispatchTable& d = d_.dispatch;
+    // vkDestroyDevice requires idle queues; the pool's command buffers go with it.
+    if (pool_) d.DestroyCommandPool(d_.device, pool_, nullptr);
+    if (timeline_) d.DestroySemaphore(d_.device, timeline_, nullptr);
+}
+
+bool QueueFusion::init() {
+    const VkLayerDispatchTable& d = d_.dispatch;
+    if (!d.CreateSemaphore || !d_.fusion_counter_value) return false;
+    VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pool.queueFamilyIndex = q_.family;
+    if (d.CreateCommandPool(d_.device, &pool, nullptr, &pool_) != VK_SUCCESS) {
+        pool_ = VK_NULL_HANDLE;
+        return false;
+    }
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    if (d.CreateSemaphore(d_.device, &info, nullptr, &timeline_) != VK_SUCCESS) {
+        timeline_ = VK_NULL_HANDLE;
+        return false;
+    }
+    return true;
+}
+
+uint64_t QueueFusion::completed_value() {
+    uint64_t value = 0;
+    if (d_.fusion_counter_value(d_.device, timeline_, &value) != VK_SUCCESS) return 0;  // lost: nothing completes
+    return value;
+}
+
+uint64_t QueueFusion::in_flight() {
+    const uint64_t submitted = submitted_.load(std::memory_order_relaxed);
+    if (in_flight_.empty()) return 0;
+    const uint64_t done = completed_value();
+    recycle(done);
+    return done >= submitted ? 0 : submitted - done;
+}
+
+void QueueFusion::recycle(uint64_t completed) {
+    while (!in_flight_.empty() && in_flight_.front().value <= completed) {
+        free_.push_back(in_flight_.front().cb);
+        in_flight_.pop_front();
+    }
+}
+
+VkCommandBuffer QueueFusion::acquire_command_buffer() {
+    if (free_.empty() && !in_flight_.empty()) recycle(completed_value());
+    if (!free_.empty()) {
+        VkCommandBuffer cb = free_.back();
+        free_.pop_back();
+        return cb;
+    }
+    VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    info.commandPool = pool_;
+    info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    info.commandBufferCount = 1;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    if (d_.dispatch.AllocateCommandBuffers(d_.device, &info, &cb) != VK_SUCCESS) return VK_NULL_HANDLE;
+    // A dispatchable handle the loader did not make: give it the device's dispatch pointer.
+    if (d_.set_loader_data && d_.set_loader_data(d_.device, cb) != VK_SUCCESS) {
+        d_.dispatch.FreeCommandBuffers(d_.device, pool_, 1, &cb);
+        return VK_NULL_HANDLE;
+    }
+    return cb;
+}
+
+bool QueueFusion::append(const CommandBufferState& cb) {
+    const VkLayerDispatchTable& d = d_.dispatch;
+    if (!open_cb_) {
+        VkCommandBuffer batch = acquire_command_buffer();
+        if (!batch) return false;
+        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        if (d.BeginCommandBuffer(batch, &begin) != VK_SUCCESS) {
+            free_.push_back(batch);
+            return false;
+        }
+        open_cb_ = batch;
+        open_ops_ = open_records_ = 0;
+        opened_ns_.store(now_ns(), std::memory_order_relaxed);
+        has_open_.store(true, std::memory_order_release);
+        d_.open_batches.fetch_add(1, std::memory_order_acq_rel);
+    } else if (d_.settings.fuse_barrier && !app_cbs_.empty()) {
+        fuse_barrier(d, open_cb_);
+    }
+    cb.capture->replay(d, open_cb_);
+    open_ops_ += operations(cb);
+    open_records_ += cb.capture->size();
+    app_cbs_.push_back(cb.handle);
+    return true;
+}
+
+VkResult QueueFusion::submit_app_command_buffers() {
+    // Still recorded natively (capture runs beside the driver's recording), and pending in the
+    // application's eyes, so untouched: submitting them is what the application asked for.
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = uint32_t(app_cbs_.size());
+    submit.pCommandBuffers = app_cbs_.data();
+    const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.front();
+    TrackedSubmission tracked(&q_, fence);
+    VkResult r = d_.dispatch.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
+    tracked.end(r);
+    d_.stats.add(Counter::DriverSubmits);
+    d_.stats.add(Counter::BatchFallbacks);
+    return r;
+}
+
+VkResult QueueFusion::flush(FlushReason reason) {
+    if (!open_cb_) return VK_SUCCESS;
+    const VkLayerDispatchTable& d = d_.dispatch;
+    VkCommandBuffer batch = open_cb_;
+    open_cb_ = VK_NULL_HANDLE;
+    has_open_.store(false, std::memory_order_release);
+    d_.open_batches.fetch_sub(1, std::memory_order_acq_rel);
+
+    VkResult r = d.EndCommandBuffer(batch);
+    uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
+    if (r == VK_SUCCESS) {
+        VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+        values.signalSemaphoreValueCount = 1;
+        values.pSignalSemaphoreValues = &value;
+        VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+        submit.commandBufferCount = 1;
+        submit.pCommandBuffers = &batch;
+        submit.signalSemaphoreCount = 1;
+        submit.pSignalSemaphores = &timeline_;
+        const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.front();
+        TrackedSubmission tracked(&q_, fence);
+        r = d.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
+        tracked.end(r);
+        d_.stats.add(Counter::DriverSubmits);
+    }
+    if (r == VK_SUCCESS) {
+        submitted_.store(value, std::memory_order_release);
+        in_flight_.push_back({batch, value});
+        d_.stats.add(Counter::BatchesFlushed);
+        static constexpr Counter kByReason[] = {Counter::FlushFull,    Counter::FlushGpuStarving,
+                                                Counter::FlushObserve, Counter::FlushDeadline,
+                                                Counter::FlushPassThrough, Counter::FlushDestroy};
+        d_.stats.add(kByReason[int(reason)]);
+    } else {
+        // Our batch never reached the GPU: its command buffer is free again, and the
+        // application's own command buffers carry the work instead.
+        d.ResetCommandBuffer(batch, 0);
+        free_.push_back(batch);
+        if (r == VK_ERROR_DEVICE_LOST) {
+            lost_ = r;
+        } else {
+            log(LogLevel::Warn, "a fused batch failed (%d); submitting its %zu command buffers as they are", int(r),
+                app_cbs_.size());
+            r = submit_app_command_buffers();
+            if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
+        }
+    }
+    // Every further fence gets an empty submission after the batch: it signals once all work
+    // submitted before it has completed (FUSION.md rule 2: the application's fences stay real).
+    for (size_t i = 1; i < fences_.size() && r == VK_SUCCESS; ++i) {
+        TrackedSubmission tracked(&q_, fences_[i]);
+        r = d.QueueSubmit(q_.queue, 0, nullptr, tracked.fence());
+        tracked.end(r);
+        d_.stats.add(Counter::DriverSubmits);
+        if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
+    }
+    fences_.clear();
+    app_cbs_.clear();
+    return r;
+}
+
+VkResult QueueFusion::take_error() {
+    if (lost_ != VK_SUCCESS) return lost_;
+    VkResult r = pending_error_;
+    pending_error_ = VK_SUCCESS;
+    return r;
+}
+
+void QueueFusion::keep_error(VkResult result) {
+    if (result < 0 && pending_error_ == VK_SUCCESS) pending_error_ = result;
+}
+
+}  // namespace slipstream::submit
