@@ -44,6 +44,8 @@ namespace slipstream {
     X(CommandBuffersNotCapturable, "command_buffers_not_capturable") /* ended, capture stopped */ \
     X(DriverSubmits, "driver_submits")          /* vkQueueSubmit(2) calls Slipstream made below */ \
     X(CommandBuffersFused, "command_buffers_fused")  /* replayed into a batch of ours */          \
+    X(CommandBuffersDirect, "command_buffers_direct") /* fusable, but the GPU was idle: as recorded */ \
+    X(BatchCommandBuffers, "batch_command_buffers")  /* in the batches submitted (÷ batches_flushed) */ \
     X(PassedNotCaptured, "passed_not_captured") /* submitted as they are: no complete capture */ \
     X(PassedSemaphores, "passed_semaphores")    /* ... the submit waits on or signals semaphores */ \
     X(PassedSubmitExtension, "passed_submit_extension") /* ... pNext, flags or device masks */ \

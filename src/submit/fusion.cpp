@@ -132,13 +132,13 @@ void DeviceFusion::run() {
             if (!f->open()) continue;
             if (deadline_passed(f->opened_ns(), now_ns(), max_defer_us)) {
                 f->keep_error(f->flush(FlushReason::Deadline));
-            } else if (f->in_flight() <= 1) {
+            } else if (f->in_flight() == 0) {
                 f->keep_error(f->flush(FlushReason::GpuStarving));
             } else {
                 next_deadline = std::min(next_deadline, f->opened_ns() + uint64_t(max_defer_us) * 1000);
-                // Two or more batches run: the GPU starves once all but one are done.
+                // The GPU starves once what runs now is done.
                 semaphores.push_back(f->timeline());
-                values.push_back(f->submitted_value() - 1);
+                values.push_back(f->submitted_value());
             }
         }
         if (!semaphores.empty()) {
@@ -261,6 +261,10 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
             else many.push_back(cb);
             ++total;
         }
+    }
+    if (why == PassReason::None && total > 0 && submit_directly(f.open(), f.in_flight())) {
+        d.stats.add(Counter::CommandBuffersDirect, total);
+        return f.submit_direct(count, submits, fence, next);
     }
     if (why == PassReason::None && (total > 0 || f.open())) {
         const bool was_open = f.open();

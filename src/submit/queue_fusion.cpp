@@ -5,6 +5,8 @@
 #include "spin_wait.h"
 #include "waits.h"
 
+#include <algorithm>
+
 namespace slipstream::submit {
 
 namespace {
@@ -74,7 +76,7 @@ uint64_t QueueFusion::in_flight() {
 
 void QueueFusion::recycle(uint64_t completed) {
     while (!in_flight_.empty() && in_flight_.front().value <= completed) {
-        free_.push_back(in_flight_.front().cb);
+        if (in_flight_.front().cb) free_.push_back(in_flight_.front().cb);
         in_flight_.pop_front();
     }
 }
@@ -141,6 +143,66 @@ VkResult QueueFusion::submit_app_command_buffers() {
     return r;
 }
 
+void QueueFusion::submitted(VkCommandBuffer cb, uint64_t value, VkResult result) {
+    d_.stats.add(Counter::DriverSubmits);
+    if (result == VK_SUCCESS) {
+        submitted_.store(value, std::memory_order_release);
+        in_flight_.push_back({cb, value});
+    } else if (result == VK_ERROR_DEVICE_LOST) {
+        lost_ = result;
+    }
+}
+
+VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
+    // The classification allowed no pNext and no semaphores: the last submission gets ours.
+    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.signalSemaphoreValueCount = 1;
+    values.pSignalSemaphoreValues = &value;
+    VkSubmitInfo small[4];
+    std::vector<VkSubmitInfo> many;
+    VkSubmitInfo* copy = small;
+    if (count > 4) {
+        many.assign(submits, submits + count);
+        copy = many.data();
+    } else {
+        std::copy(submits, submits + count, small);
+    }
+    copy[count - 1].pNext = &values;
+    copy[count - 1].signalSemaphoreCount = 1;
+    copy[count - 1].pSignalSemaphores = &timeline_;
+    TrackedSubmission tracked(&q_, fence);
+    VkResult r = next(q_.queue, count, copy, tracked.fence());
+    tracked.end(r);
+    submitted(VK_NULL_HANDLE, value, r);
+    return r;
+}
+
+VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
+                                    PFN_vkQueueSubmit2 next) {
+    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
+    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    signal.semaphore = timeline_;
+    signal.value = value;
+    signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    VkSubmitInfo2 small[4];
+    std::vector<VkSubmitInfo2> many;
+    VkSubmitInfo2* copy = small;
+    if (count > 4) {
+        many.assign(submits, submits + count);
+        copy = many.data();
+    } else {
+        std::copy(submits, submits + count, small);
+    }
+    copy[count - 1].signalSemaphoreInfoCount = 1;
+    copy[count - 1].pSignalSemaphoreInfos = &signal;
+    TrackedSubmission tracked(&q_, fence);
+    VkResult r = next(q_.queue, count, copy, tracked.fence());
+    tracked.end(r);
+    submitted(VK_NULL_HANDLE, value, r);
+    return r;
+}
+
 VkResult QueueFusion::flush(FlushReason reason) {
     if (!open_cb_) return VK_SUCCESS;
     const VkLayerDispatchTable& d = d_.dispatch;
@@ -170,6 +232,7 @@ VkResult QueueFusion::flush(FlushReason reason) {
         submitted_.store(value, std::memory_order_release);
         in_flight_.push_back({batch, value});
         d_.stats.add(Counter::BatchesFlushed);
+        d_.stats.add(Counter::BatchCommandBuffers, app_cbs_.size());
         static constexpr Counter kByReason[] = {Counter::FlushFull,    Counter::FlushGpuStarving,
                                                 Counter::FlushObserve, Counter::FlushDeadline,
                                                 Counter::FlushPassThrough, Counter::FlushDestroy};

@@ -54,7 +54,12 @@ public:
     // application's own command buffers, if the driver took those); VK_SUCCESS when there was
     // nothing to do.
     VkResult flush(FlushReason reason);
-    // Batches submitted and not yet complete (one counter read).
+    // With no batch open: submits the application's own command buffers (still recorded
+    // natively) as it asked, plus the queue's timeline signal, so the next submission knows
+    // whether the GPU is still busy with them.
+    VkResult submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
+    VkResult submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
+    // Submissions of ours (batches and direct ones) not yet complete (one counter read).
     uint64_t in_flight();
     // The first error a flush met that no caller has returned yet (VK_SUCCESS if none); device
     // loss stays.
@@ -73,9 +78,11 @@ public:
 
 private:
     struct Batch {
-        VkCommandBuffer cb;
-        uint64_t value;  // the timeline value its completion signals
+        VkCommandBuffer cb;  // null for a direct submission
+        uint64_t value;      // the timeline value its completion signals
     };
+    // After a submission that signals `value` returned `result`.
+    void submitted(VkCommandBuffer cb, uint64_t value, VkResult result);
     VkCommandBuffer acquire_command_buffer();
     void recycle(uint64_t completed);
     uint64_t completed_value();
