@@ -44,7 +44,7 @@ const ProcTable& device_procs() {
             PROC(BindBufferMemory2), PROC(BindBufferMemory2KHR), PROC(BindImageMemory2),
             PROC(BindImageMemory2KHR),
             PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
-            PROC(GetSemaphoreCounterValue), PROC(GetSemaphoreCounterValueKHR), PROC(GetQueryPoolResults),
+            PROC(GetQueryPoolResults),
             PROC(GetEventStatus), PROC(GetSemaphoreFdKHR), PROC(QueueBeginDebugUtilsLabelEXT),
             PROC(QueueEndDebugUtilsLabelEXT), PROC(QueueInsertDebugUtilsLabelEXT),
             PROC(DestroyPipelineLayout), PROC(DestroyDescriptorSetLayout), PROC(DestroyDescriptorUpdateTemplate),

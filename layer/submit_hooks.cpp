@@ -142,18 +142,8 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue) {
 VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) { return device_wait_idle(*find_device(device)); }
 
 // Calls that observe completion outside the waits: what fusion holds back goes first.
-VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValue(VkDevice device, VkSemaphore semaphore, uint64_t* value) {
-    DeviceState* state = find_device(device);
-    if (VkResult e = observe_device(*state); e < 0) return e;
-    return state->dispatch.GetSemaphoreCounterValue(device, semaphore, value);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValueKHR(VkDevice device, VkSemaphore semaphore, uint64_t* value) {
-    DeviceState* state = find_device(device);
-    if (VkResult e = observe_device(*state); e < 0) return e;
-    return state->dispatch.GetSemaphoreCounterValueKHR(device, semaphore, value);
-}
-
+// (Semaphore waits and counter reads need nothing: a batch of ours never signals the
+// application's semaphores.)
 VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count,
                                                    size_t size, void* data, VkDeviceSize stride,
                                                    VkQueryResultFlags flags) {

@@ -9,6 +9,11 @@ namespace {
 inline VkResult flush_for_observer(DeviceState& d) {
     return d.fusion ? submit::flush_device(d, submit::FlushReason::Observe) : VK_SUCCESS;
 }
+// ... for fences, only the batches that carry them: a wait on an older fence (a ring of
+// command buffers coming round) lets the open batch grow.
+inline VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
+    return d.fusion ? submit::flush_for_fences(d, count, fences) : VK_SUCCESS;
+}
 
 // Polls `poll` for up to the site's budget, then calls `block(remaining timeout)`.
 // `poll` returns VK_SUCCESS (done), VK_NOT_READY (keep polling), another positive code (stop
@@ -56,7 +61,7 @@ VkResult as_poll_result(QueueActivity a, VkResult error) {
 VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, VkBool32 wait_all,
                          uint64_t timeout) {
     d.stats.add(Counter::FenceWaits);
-    if (VkResult e = flush_for_observer(d); e < 0) return e;
+    if (VkResult e = flush_for_fences(d, count, fences); e < 0) return e;
     auto block = [&](uint64_t t) { return d.dispatch.WaitForFences(d.device, count, fences, wait_all, t); };
     if (!d.idle || count == 0) return block(timeout);
     IdleTracker& t = *d.idle;
@@ -98,7 +103,7 @@ VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, 
 }
 
 VkResult get_fence_status(DeviceState& d, VkFence fence) {
-    if (VkResult e = flush_for_observer(d); e < 0) return e;
+    if (VkResult e = flush_for_fences(d, 1, &fence); e < 0) return e;
     if (!d.idle) return d.dispatch.GetFenceStatus(d.device, fence);
     IdleTracker& t = *d.idle;
     if (t.known_signaled(1, &fence, true)) return VK_SUCCESS;
@@ -111,7 +116,8 @@ VkResult get_fence_status(DeviceState& d, VkFence fence) {
 VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64_t timeout,
                          PFN_vkWaitSemaphores next_wait) {
     d.stats.add(Counter::SemaphoreWaits);
-    if (VkResult e = flush_for_observer(d); e < 0) return e;
+    // No flush: a batch of ours never signals the application's semaphores (a submission that
+    // does is passed through after the open batch), so none can be waiting for one.
     auto block = [&](uint64_t t) { return next_wait(d.device, info, t); };
     // The core command where the device has it, else the extension's (a 1.1 application
     // with VK_KHR_timeline_semaphore); the dispatch table is null where the device has none.

@@ -322,7 +322,10 @@ VkResult flush_queue(QueueState& q, FlushReason reason) {
     return r;
 }
 
-VkResult flush_device(DeviceState& d, FlushReason reason) {
+namespace {
+// Flushes the open batches of `d` for which `wanted(queue fusion)` holds, under their locks.
+template <typename Wanted>
+VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
     if (d.open_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
     QueueState* small[8];
     std::vector<QueueState*> many;
@@ -338,10 +341,21 @@ VkResult flush_device(DeviceState& d, FlushReason reason) {
         QueueState* q = n <= 8 ? small[i] : many[i];
         if (!q->fusion || !q->fusion->has_open()) continue;
         std::lock_guard lock(q->fusion->mutex());
+        if (!wanted(*q->fusion)) continue;
         VkResult r = q->fusion->flush(reason);
         if (r < 0 && first == VK_SUCCESS) first = r;
     }
     return first;
+}
+}  // namespace
+
+VkResult flush_device(DeviceState& d, FlushReason reason) {
+    return flush_open(d, reason, [](const QueueFusion&) { return true; });
+}
+
+VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
+    return flush_open(d, FlushReason::Observe,
+                      [&](const QueueFusion& f) { return f.holds_any(count, fences); });
 }
 
 FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {

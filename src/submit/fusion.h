@@ -81,6 +81,10 @@ VkResult flush_queue(QueueState& q, FlushReason reason);
 // looked at, or the device waits). One atomic load when nothing is open.
 VkResult flush_device(DeviceState& d, FlushReason reason);
 
+// Before a wait on or status query of these fences: submits the open batches that carry one
+// of them (the others can signal without: their work reached the driver already).
+VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences);
+
 // Holds a fusing queue's lock, its open batch flushed, for as long as it lives: wraps the
 // VkQueue functions other than submissions (labels, sparse binding, present...), so the
 // driver never sees the flusher and the application on one queue at once. Does nothing for a

@@ -265,6 +265,13 @@ VkResult QueueFusion::flush(FlushReason reason) {
     return r;
 }
 
+bool QueueFusion::holds_any(uint32_t count, const VkFence* fences) const {
+    for (VkFence held : fences_)
+        for (uint32_t i = 0; i < count; ++i)
+            if (fences[i] == held) return true;
+    return false;
+}
+
 VkResult QueueFusion::take_error() {
     if (lost_ != VK_SUCCESS) return lost_;
     VkResult r = pending_error_;

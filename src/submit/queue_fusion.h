@@ -47,6 +47,8 @@ public:
     // The application's fence of a fused submission: signaled after the batch that holds it.
     void add_fence(VkFence fence) { fences_.push_back(fence); }
     bool open() const { return open_cb_ != VK_NULL_HANDLE; }
+    // Whether the open batch carries one of these fences (their signal waits for its flush).
+    bool holds_any(uint32_t count, const VkFence* fences) const;
     uint32_t open_ops() const { return open_ops_; }
     uint32_t open_records() const { return open_records_; }
     // Submits the open batch, if any, and the empty submissions that signal its fences. An error
