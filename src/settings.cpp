@@ -17,6 +17,7 @@ const std::vector<SettingSpec>& setting_specs() {
         {"spin_us", "0..100000 (microseconds)", "100", "how long a wait polls before it blocks"},
         {"spin_adaptive", "on|off", "on", "block at once where waits usually last far longer than the budget"},
         {"readback", "off|auto|all-host-visible", "auto", "move memory the host reads back to cached memory"},
+        {"readback_defer", "on|off", "on", "with readback auto: defer buffer binds into uncovered host-visible memory until the first use says whether the host reads it back"},
         {"readback_steer", "on|off", "off", "report readback buffers' memoryTypeBits without uncached host-visible types"},
         {"fuse", "on|off", "off", "capture fusable command buffers (for now only captures: nothing is fused yet)"},
     };
@@ -97,6 +98,7 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "spin_us", parse_spin_us, s.spin_us);
     read_one(lookup, warnings, "spin_adaptive", parse_bool, s.spin_adaptive);
     read_one(lookup, warnings, "readback", parse_readback, s.readback);
+    read_one(lookup, warnings, "readback_defer", parse_bool, s.readback_defer);
     read_one(lookup, warnings, "readback_steer", parse_bool, s.readback_steer);
     read_one(lookup, warnings, "fuse", parse_bool, s.fuse);
     return s;
@@ -129,6 +131,7 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"spin_us", std::to_string(s.spin_us)},
         {"spin_adaptive", s.spin_adaptive ? "on" : "off"},
         {"readback", s.readback == ReadbackMode::Off ? "off" : s.readback == ReadbackMode::Auto ? "auto" : "all-host-visible"},
+        {"readback_defer", s.readback_defer ? "on" : "off"},
         {"readback_steer", s.readback_steer ? "on" : "off"},
         {"fuse", s.fuse ? "on" : "off"},
     };
