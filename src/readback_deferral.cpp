@@ -29,6 +29,16 @@ bool ReadbackDeferral::first_time(const std::string& key) {
     return logged_.insert(key).second;
 }
 
+void ReadbackDeferral::report_mismatch(const char* what, uint32_t twin_type) {
+    // safe_targets promises this never happens (every probed resource class that accepts the
+    // application's type accepts the twin's): a Slipstream bug.
+    d_.stats.add(Counter::ReadbackBindMismatches);
+    log(LogLevel::Error,
+        "readback: a %s that does not allow memory type %u was bound to memory Slipstream moved there on its first "
+        "use; this is a Slipstream bug: please report it, and set VK_SLIPSTREAM_READBACK_DEFER=off meanwhile",
+        what, twin_type);
+}
+
 void ReadbackDeferral::update_watch_locked() {
     d_.buffer_watch.store(uint32_t(std::min<size_t>(buffers_.size(), UINT32_MAX)), std::memory_order_relaxed);
     tracked_memories_.store(uint32_t(std::min<size_t>(memories_.size(), UINT32_MAX)), std::memory_order_relaxed);
@@ -109,14 +119,8 @@ bool ReadbackDeferral::bind_buffer(VkBuffer buffer, VkDeviceMemory& memory, VkDe
     d_.dispatch.GetBufferMemoryRequirements(d_.device, buffer, &reqs);
     if (m.fate == Fate::kMove) {
         if (!(reqs.memoryTypeBits >> m.twin_type & 1u)) {
-            // safe_targets promises this never happens; the buffer stays in the application's
-            // memory (valid, but not shared with the twin's contents): a Slipstream bug.
-            d_.stats.add(Counter::ReadbackBindMismatches);
-            log(LogLevel::Error,
-                "readback: a buffer that does not allow memory type %u was bound to memory Slipstream moved there "
-                "on its first use; this is a Slipstream bug: please report it, and set "
-                "VK_SLIPSTREAM_READBACK_DEFER=off meanwhile",
-                m.twin_type);
+            // The buffer stays in the application's memory: valid, but not sharing the twin's contents.
+            report_mismatch("buffer", m.twin_type);
             return false;
         }
         memory = m.twin;
@@ -157,12 +161,7 @@ void ReadbackDeferral::bind_image(VkImage image, VkDeviceMemory& memory) {
     VkMemoryRequirements reqs;
     d_.dispatch.GetImageMemoryRequirements(d_.device, image, &reqs);
     if (!(reqs.memoryTypeBits >> m.twin_type & 1u)) {
-        d_.stats.add(Counter::ReadbackBindMismatches);
-        log(LogLevel::Error,
-            "readback: an image that does not allow memory type %u was bound to memory Slipstream moved there on "
-            "its first use; this is a Slipstream bug: please report it, and set VK_SLIPSTREAM_READBACK_DEFER=off "
-            "meanwhile",
-            m.twin_type);
+        report_mismatch("image", m.twin_type);
         return;
     }
     memory = m.twin;

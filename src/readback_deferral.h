@@ -117,6 +117,7 @@ private:
     void forget_locked(VkDeviceMemory memory);
     void gpu_read_locked(Memory& m, VkBuffer buffer, const char* what);
     void update_watch_locked();
+    void report_mismatch(const char* what, uint32_t twin_type);
     bool first_time(const std::string& key);  // for messages printed once per kind
 
     DeviceState& d_;

@@ -271,7 +271,30 @@ private:
         return vkapp::find_memory_type(ctx_.memory_properties, bits, want);
     }
     // Submits once and waits with vkQueueWaitIdle, as the seed runtime does.
-    void submit_wait_idle(const std::function<void(VkCommandBuffer)>& record);
+    void submit_wait_idle(const std::function<void(VkCommandBuffer)>& record) {
+        vkapp::one_shot(ctx_, pool_, record, vkapp::Wait::queue_idle);
+    }
+    // Records the in-place kernel (roundtrip.comp) over each buffer through its descriptor set,
+    // then copies buffer i to `dst` at dst_offsets[i], with the barriers between.
+    static void transform_and_copy(VkCommandBuffer cb, const vkapp::ComputePipeline& pipe,
+                                   const std::vector<vkapp::StorageSet>& sets, const VkBuffer* buffers,
+                                   const VkDeviceSize* sizes, const uint32_t* seeds, const VkDeviceSize* dst_offsets,
+                                   size_t count, VkBuffer dst) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
+        for (size_t i = 0; i < count; ++i) {
+            const uint32_t push[2] = {uint32_t(sizes[i] / 4), seeds[i]};
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &sets[i].set, 0, nullptr);
+            vkCmdPushConstants(cb, pipe.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+            vkCmdDispatch(cb, (push[0] + 255) / 256, 1, 1);
+        }
+        vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+        for (size_t i = 0; i < count; ++i) {
+            VkBufferCopy copy{0, dst_offsets[i], sizes[i]};
+            vkCmdCopyBuffer(cb, buffers[i], dst, 1, &copy);
+        }
+        transfer_to_host(cb);
+    }
     // Memory for `buffer` of type `type`, bound at 0.
     VkDeviceMemory bind_own(VkBuffer buffer, uint32_t type) {
         VkMemoryRequirements req;
@@ -748,22 +771,7 @@ void App::hint_then_block() {
         vkapp::create_compute_pipeline(ctx_, readback_step_comp, sizeof readback_step_comp, 1, 8);
     std::vector<vkapp::StorageSet> sets;
     for (VkBuffer b : buffers) sets.push_back(vkapp::create_storage_set(ctx_, pipe, {b}));
-    submit([&](VkCommandBuffer cb) {
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
-        for (size_t i = 0; i < kCount; ++i) {
-            const uint32_t push[2] = {uint32_t(sizes[i] / 4), seeds[i]};
-            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &sets[i].set, 0, nullptr);
-            vkCmdPushConstants(cb, pipe.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
-            vkCmdDispatch(cb, (push[0] + 255) / 256, 1, 1);
-        }
-        vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-        for (size_t i = 0; i < kCount; ++i) {
-            VkBufferCopy copy{0, dst_offsets[i], sizes[i]};
-            vkCmdCopyBuffer(cb, buffers[i], readback, 1, &copy);
-        }
-        transfer_to_host(cb);
-    });
+    submit([&](VkCommandBuffer cb) { transform_and_copy(cb, pipe, sets, buffers, sizes, seeds, dst_offsets, kCount, readback); });
     invalidate_if_needed(memory, type);
     bool ok = true;
     for (size_t i = 0; i < kCount; ++i) {
@@ -783,26 +791,6 @@ void App::hint_then_block() {
     vkFreeMemory(ctx_.device, memory, nullptr);
 }
 
-
-void App::submit_wait_idle(const std::function<void(VkCommandBuffer)>& record) {
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool_;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    VkCommandBuffer cb;
-    VK_CHECK(vkAllocateCommandBuffers(ctx_.device, &ai, &cb));
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    VK_CHECK(vkBeginCommandBuffer(cb, &bi));
-    record(cb);
-    VK_CHECK(vkEndCommandBuffer(cb));
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, VK_NULL_HANDLE));
-    VK_CHECK(vkQueueWaitIdle(ctx_.queue));
-    vkFreeCommandBuffers(ctx_.device, pool_, 1, &cb);
-}
 
 void App::seed_runtime(const char* scenario, VkDeviceSize request, bool second_region) {
     constexpr VkBufferUsageFlags kStaging = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -1006,22 +994,7 @@ bool App::ml_block(const char* scenario, int index, bool map_first, uint32_t* ty
     // The runtime writes its descriptors once the buffers hold their data (after the upload).
     if (!map_first)
         for (VkBuffer b : buffers) sets.push_back(vkapp::create_storage_set(ctx_, pipe, {b}));
-    submit([&](VkCommandBuffer cb) {
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
-        for (size_t i = 0; i < kCount; ++i) {
-            const uint32_t push[2] = {uint32_t(sizes[i] / 4), seeds[i]};
-            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &sets[i].set, 0, nullptr);
-            vkCmdPushConstants(cb, pipe.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
-            vkCmdDispatch(cb, (push[0] + 255) / 256, 1, 1);
-        }
-        vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                       VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-        for (size_t i = 0; i < kCount; ++i) {
-            VkBufferCopy copy{0, dst_offsets[i], sizes[i]};
-            vkCmdCopyBuffer(cb, buffers[i], out, 1, &copy);
-        }
-        transfer_to_host(cb);
-    });
+    submit([&](VkCommandBuffer cb) { transform_and_copy(cb, pipe, sets, buffers, sizes, seeds, dst_offsets, kCount, out); });
     auto* mapped = static_cast<const uint8_t*>(map(out_memory));
     invalidate_if_needed(out_memory, uint32_t(out_type));
     const std::string what = "block " + std::to_string(index);
