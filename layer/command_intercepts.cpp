@@ -1,6 +1,7 @@
 // Interception of every vkCmd*: records what kind of work each command is in its command
 // buffer's state, captures it while the command buffer has a capture (VK_SLIPSTREAM_FUSE),
 // then calls down. The wrappers are generated from vk.xml.
+#include "buffer_uses.h"
 #include "capture_commands.h"
 #include "hooks.h"
 #include "object_state.h"

@@ -79,6 +79,10 @@ VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory2(VkDevice, uint32_t, const VkBin
 VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory2KHR(VkDevice, uint32_t, const VkBindBufferMemoryInfo*);
 VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory2(VkDevice, uint32_t, const VkBindImageMemoryInfo*);
 VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory2KHR(VkDevice, uint32_t, const VkBindImageMemoryInfo*);
+VKAPI_ATTR VkResult VKAPI_CALL MapMemory(VkDevice, VkDeviceMemory, VkDeviceSize, VkDeviceSize, VkMemoryMapFlags, void**);
+VKAPI_ATTR void VKAPI_CALL UnmapMemory(VkDevice, VkDeviceMemory);
+VKAPI_ATTR VkResult VKAPI_CALL FlushMappedMemoryRanges(VkDevice, uint32_t, const VkMappedMemoryRange*);
+VKAPI_ATTR VkResult VKAPI_CALL InvalidateMappedMemoryRanges(VkDevice, uint32_t, const VkMappedMemoryRange*);
 
 // command_intercepts.cpp
 VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer, uint32_t, const VkCommandBuffer*);
@@ -89,5 +93,8 @@ struct NamedProc {
 };
 // Every vkCmd* wrapper (generated and hand-written), for vkGetDeviceProcAddr.
 const NamedProc* command_intercepts(size_t* count);
+// buffer_use_intercepts.cpp: the other commands that can name a buffer or memory (generated),
+// and descriptor update templates.
+const NamedProc* buffer_use_intercepts(size_t* count);
 
 }  // namespace slipstream::hooks

@@ -3,7 +3,9 @@
 #include "capture/capture_control.h"
 #include "hooks.h"
 #include "object_state.h"
+#include "readback_buffer_uses.h"
 
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -42,7 +44,8 @@ const ProcTable& device_procs() {
             PROC(GetDeviceImageMemoryRequirements), PROC(GetDeviceImageMemoryRequirementsKHR),
             PROC(AllocateMemory), PROC(FreeMemory), PROC(BindBufferMemory), PROC(BindImageMemory),
             PROC(BindBufferMemory2), PROC(BindBufferMemory2KHR), PROC(BindImageMemory2),
-            PROC(BindImageMemory2KHR),
+            PROC(BindImageMemory2KHR), PROC(MapMemory), PROC(UnmapMemory), PROC(FlushMappedMemoryRanges),
+            PROC(InvalidateMappedMemoryRanges),
             PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
             PROC(GetQueryPoolResults),
             PROC(GetEventStatus), PROC(GetSemaphoreFdKHR), PROC(QueueBeginDebugUtilsLabelEXT),
@@ -56,6 +59,8 @@ const ProcTable& device_procs() {
         size_t count = 0;
         const NamedProc* commands = command_intercepts(&count);
         for (size_t i = 0; i < count; ++i) t.emplace(commands[i].name, commands[i].fn);
+        const NamedProc* uses = buffer_use_intercepts(&count);
+        for (size_t i = 0; i < count; ++i) t.emplace(uses[i].name, uses[i].fn);
         return t;
     }();
     return table;
@@ -76,6 +81,9 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, cons
     if (PFN_vkVoidFunction ours = find(device_procs(), name)) return next ? ours : nullptr;
     // A vkCmd* we do not intercept (newer than our vk.xml) records behind our back.
     if (next && std::string_view(name).substr(0, 5) == "vkCmd") capture::note_unknown_command(*state, name);
+    // Any command newer than our vk.xml could name a buffer whose bind cached readback holds back.
+    if (next && state->readback && state->readback->deferral() && !is_known_command(name))
+        state->readback->deferral()->stop(("the application obtained " + std::string(name) + ", unknown to Slipstream").c_str());
     return next;
 }
 

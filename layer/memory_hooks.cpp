@@ -3,6 +3,8 @@
 #include "hooks.h"
 #include "object_state.h"
 
+#include <vector>
+
 namespace slipstream::hooks {
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreateInfo* info,
@@ -113,9 +115,17 @@ VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice device, VkDeviceMemory memory, co
     d->dispatch.FreeMemory(device, memory, allocator);
 }
 
+namespace {
+ReadbackDeferral* deferral(DeviceState* d) { return d->readback ? d->readback->deferral() : nullptr; }
+}  // namespace
+
 VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory(VkDevice device, VkBuffer buffer, VkDeviceMemory memory,
                                                 VkDeviceSize offset) {
     DeviceState* d = find_device(device);
+    if (ReadbackDeferral* defer = deferral(d); defer && defer->bind_buffer(buffer, memory, offset, true)) {
+        d->readback->buffer_bound(buffer, memory);  // held back until its first use: bound for the app
+        return VK_SUCCESS;
+    }
     VkResult r = d->dispatch.BindBufferMemory(device, buffer, memory, offset);
     if (r == VK_SUCCESS && d->readback) d->readback->buffer_bound(buffer, memory);
     return r;
@@ -124,6 +134,7 @@ VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory(VkDevice device, VkBuffer buffer
 VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory(VkDevice device, VkImage image, VkDeviceMemory memory,
                                                VkDeviceSize offset) {
     DeviceState* d = find_device(device);
+    if (ReadbackDeferral* defer = deferral(d)) defer->bind_image(image, memory);
     VkResult r = d->dispatch.BindImageMemory(device, image, memory, offset);
     if (r == VK_SUCCESS && d->readback) d->readback->image_bound(image, memory);
     return r;
@@ -133,6 +144,26 @@ namespace {
 template <typename Info, typename Next>
 VkResult bind2(VkDevice device, uint32_t count, const Info* infos, Next next) {
     DeviceState* d = find_device(device);
+    ReadbackDeferral* defer = deferral(d);
+    std::vector<Info> down;  // what goes down when the deferral holds some back or moves memory
+    if (defer && defer->tracking_memory()) {
+        down.reserve(count);
+        for (uint32_t i = 0; i < count; ++i) {
+            Info info = infos[i];
+            if constexpr (std::is_same_v<Info, VkBindBufferMemoryInfo>) {
+                if (defer->bind_buffer(info.buffer, info.memory, info.memoryOffset, info.pNext == nullptr)) {
+                    d->readback->buffer_bound(info.buffer, info.memory);
+                    continue;
+                }
+            } else if (info.memory) {
+                defer->bind_image(info.image, info.memory);
+            }
+            down.push_back(info);
+        }
+        if (down.empty()) return VK_SUCCESS;
+        count = uint32_t(down.size());
+        infos = down.data();
+    }
     VkResult r = (d->dispatch.*next)(device, count, infos);
     if (r != VK_SUCCESS || !d->readback) return r;
     for (uint32_t i = 0; i < count; ++i) {
@@ -156,6 +187,44 @@ VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory2(VkDevice device, uint32_t count,
 }
 VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory2KHR(VkDevice device, uint32_t count, const VkBindImageMemoryInfo* infos) {
     return bind2(device, count, infos, &VkLayerDispatchTable::BindImageMemory2KHR);
+}
+
+// Host access: a map before any GPU use keeps undecided memory where it is (the host writes
+// first: uploads, persistent mappings); memory moved on its first use is served by its twin.
+VKAPI_ATTR VkResult VKAPI_CALL MapMemory(VkDevice device, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size,
+                                         VkMemoryMapFlags flags, void** data) {
+    DeviceState* d = find_device(device);
+    if (ReadbackDeferral* defer = deferral(d)) memory = defer->map_target(memory);
+    return d->dispatch.MapMemory(device, memory, offset, size, flags, data);
+}
+
+VKAPI_ATTR void VKAPI_CALL UnmapMemory(VkDevice device, VkDeviceMemory memory) {
+    DeviceState* d = find_device(device);
+    if (ReadbackDeferral* defer = deferral(d)) memory = defer->host_access_target(memory);
+    d->dispatch.UnmapMemory(device, memory);
+}
+
+namespace {
+template <typename Next>
+VkResult mapped_ranges(VkDevice device, uint32_t count, const VkMappedMemoryRange* ranges, Next next) {
+    DeviceState* d = find_device(device);
+    ReadbackDeferral* defer = deferral(d);
+    std::vector<VkMappedMemoryRange> moved;
+    if (defer && defer->tracking_memory()) {
+        moved.assign(ranges, ranges + count);
+        for (VkMappedMemoryRange& r : moved) r.memory = defer->host_access_target(r.memory);
+        ranges = moved.data();
+    }
+    return (d->dispatch.*next)(device, count, ranges);
+}
+}  // namespace
+
+VKAPI_ATTR VkResult VKAPI_CALL FlushMappedMemoryRanges(VkDevice device, uint32_t count, const VkMappedMemoryRange* ranges) {
+    return mapped_ranges(device, count, ranges, &VkLayerDispatchTable::FlushMappedMemoryRanges);
+}
+VKAPI_ATTR VkResult VKAPI_CALL InvalidateMappedMemoryRanges(VkDevice device, uint32_t count,
+                                                            const VkMappedMemoryRange* ranges) {
+    return mapped_ranges(device, count, ranges, &VkLayerDispatchTable::InvalidateMappedMemoryRanges);
 }
 
 }  // namespace slipstream::hooks

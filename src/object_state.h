@@ -105,6 +105,9 @@ struct DeviceState {
     DeviceStats stats;
     std::unique_ptr<IdleTracker> idle;  // when settings.spin
     std::unique_ptr<ReadbackTracker> readback;  // when readback is not off, or steering is on
+    // Nonzero while cached readback holds buffer binds back or follows buffers in moved memory
+    // (readback_deferral.h): buffer-naming commands then ask it first. One branch otherwise.
+    std::atomic<uint32_t> buffer_watch{0};
     AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
 
     // False once the application obtained a vkCmd* Slipstream does not intercept (one newer

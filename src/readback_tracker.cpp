@@ -26,6 +26,8 @@ bool readback_buffer(const VkBufferCreateInfo& info) {
 
 ReadbackTracker::ReadbackTracker(DeviceState& device) : d_(device) {
     probe_resource_classes();
+    if (d_.settings.readback == ReadbackMode::Auto && d_.settings.readback_defer)
+        deferral_ = std::make_unique<ReadbackDeferral>(d_, safe_targets_);
 }
 
 void ReadbackTracker::probe_resource_classes() {
@@ -100,12 +102,19 @@ void ReadbackTracker::probe_resource_classes() {
 }
 
 void ReadbackTracker::buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info) {
+    if (deferral_) {
+        // A sparse buffer's memory is bound on a queue (vkQueueBindSparse), which the deferral
+        // does not follow: from now on, binds go down as asked.
+        if (info.flags & VK_BUFFER_CREATE_SPARSE_BINDING_BIT) deferral_->stop("a sparse buffer was created");
+        deferral_->buffer_created(buffer, info);
+    }
     if (!readback_buffer(info)) return;
     std::lock_guard lock(mutex_);
     readback_buffers_[buffer] = false;
 }
 
 void ReadbackTracker::buffer_destroyed(VkBuffer buffer) {
+    if (deferral_) deferral_->buffer_destroyed(buffer);
     std::lock_guard lock(mutex_);
     auto hint = hints_.find(std::this_thread::get_id());
     if (hint != hints_.end() && hint->second.buffer == buffer) hint->second.probe = true;  // the block-first probe
@@ -113,6 +122,7 @@ void ReadbackTracker::buffer_destroyed(VkBuffer buffer) {
 }
 
 void ReadbackTracker::image_created(VkImage image, const VkImageCreateInfo& info) {
+    if (deferral_ && (info.flags & VK_IMAGE_CREATE_SPARSE_BINDING_BIT)) deferral_->stop("a sparse image was created");
     if (!readback_image(info)) return;
     std::lock_guard lock(mutex_);
     readback_images_.insert(image);
@@ -247,7 +257,12 @@ VkResult ReadbackTracker::allocate(const VkMemoryAllocateInfo* info, const VkAll
     }
     const char* kind = nullptr;
     const uint32_t allowed = evidence(*info, &kind);
-    if (!allowed) return pass();
+    if (!allowed) {
+        // No evidence at allocation time: the first use of its buffers may still tell.
+        const VkResult r = pass();
+        if (r == VK_SUCCESS && deferral_) deferral_->allocated(*memory, *info);
+        return r;
+    }
     ReadbackChoice choice = evaluate_readback_memory_type(d_.memory_properties, allowed, app_type, info->allocationSize);
     if (!choice.redirect()) {
         log(LogLevel::Debug, "%s of type %u kept: %s", kind, app_type, to_string(choice.verdict));
@@ -273,6 +288,7 @@ VkResult ReadbackTracker::allocate(const VkMemoryAllocateInfo* info, const VkAll
 }
 
 void ReadbackTracker::freed(VkDeviceMemory memory) {
+    if (deferral_) deferral_->freed(memory);
     std::lock_guard lock(mutex_);
     redirected_.erase(memory);
 }

@@ -12,17 +12,22 @@
 //  - the block-first pattern of sub-allocating runtimes: a readback buffer created, queried and
 //    destroyed (or vkGetDeviceBufferMemoryRequirements for one), then a block of >= 1 MiB;
 //  - with VK_SLIPSTREAM_READBACK=all-host-visible: every allocation of an uncached
-//    host-visible type.
+//    host-visible type;
+//  - evidence from use (VK_SLIPSTREAM_READBACK_DEFER, on by default): an allocation none of the
+//    above covers waits with its buffer binds until the first use reveals what it is for
+//    (readback_deferral.h).
 // Where the allocation is not dedicated, other resources may be bound to it later. The tracker
 // therefore only redirects between types that every resource class it probed at device
 // creation treats alike (a class that accepts the application's type accepts the new one too),
 // and checks every bind into redirected memory; a mismatch is logged as an error and counted.
 #pragma once
 
+#include "readback_deferral.h"
 #include "settings.h"
 
 #include <vulkan/vulkan.h>
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,6 +44,9 @@ public:
     static constexpr VkDeviceSize kBlockMinBytes = 1u << 20;
 
     explicit ReadbackTracker(DeviceState& device);
+
+    // Evidence from use; null when VK_SLIPSTREAM_READBACK is not auto or the deferral is off.
+    ReadbackDeferral* deferral() { return deferral_.get(); }
 
     void buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info);
     void buffer_destroyed(VkBuffer buffer);
@@ -88,6 +96,7 @@ private:
     std::unordered_set<VkImage> readback_images_;
     std::unordered_map<VkDeviceMemory, Redirected> redirected_;
     std::unordered_set<std::string> logged_;
+    std::unique_ptr<ReadbackDeferral> deferral_;  // last: it may use safe_targets_ until destroyed
 };
 
 }  // namespace slipstream

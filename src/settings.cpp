@@ -17,6 +17,7 @@ const std::vector<SettingSpec>& setting_specs() {
         {"spin_us", "0..100000 (microseconds)", "100", "how long a wait polls before it blocks"},
         {"spin_adaptive", "on|off", "on", "block at once where waits usually last far longer than the budget"},
         {"readback", "off|auto|all-host-visible", "auto", "move memory the host reads back to cached memory"},
+        {"readback_defer", "on|off", "on", "with readback auto: defer buffer binds into uncovered host-visible memory until the first use says whether the host reads it back"},
         {"readback_steer", "on|off", "off", "report readback buffers' memoryTypeBits without uncached host-visible types"},
         {"fuse", "on|off", "off", "replay small compute/transfer command buffers into few batches of Slipstream's at submission"},
         {"batch_max", "1..4096 (operations)", "32", "operations (dispatches, copies, fills...) one fused batch may hold"},
@@ -109,6 +110,7 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "spin_us", parse_spin_us, s.spin_us);
     read_one(lookup, warnings, "spin_adaptive", parse_bool, s.spin_adaptive);
     read_one(lookup, warnings, "readback", parse_readback, s.readback);
+    read_one(lookup, warnings, "readback_defer", parse_bool, s.readback_defer);
     read_one(lookup, warnings, "readback_steer", parse_bool, s.readback_steer);
     read_one(lookup, warnings, "fuse", parse_bool, s.fuse);
     read_one(lookup, warnings, "batch_max", [](const std::string& t) { return parse_range(t, 1, 4096); }, s.batch_max);
@@ -145,6 +147,7 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"spin_us", std::to_string(s.spin_us)},
         {"spin_adaptive", s.spin_adaptive ? "on" : "off"},
         {"readback", s.readback == ReadbackMode::Off ? "off" : s.readback == ReadbackMode::Auto ? "auto" : "all-host-visible"},
+        {"readback_defer", s.readback_defer ? "on" : "off"},
         {"readback_steer", s.readback_steer ? "on" : "off"},
         {"fuse", s.fuse ? "on" : "off"},
         {"batch_max", std::to_string(s.batch_max)},

@@ -22,6 +22,7 @@ struct Settings {
     uint32_t spin_us = 100;   // the spin budget
     bool spin_adaptive = true;  // stop spinning where waits are usually much longer
     ReadbackMode readback = ReadbackMode::Auto;  // move host-read memory to cached memory
+    bool readback_defer = true;  // decide uncovered host-visible memory at its first use
     bool readback_steer = false;  // hide uncached host-visible types from readback buffers
     bool fuse = false;        // fuse small command buffers into few at submission
     uint32_t batch_max = 32;  // operations (dispatches, copies...) per fused batch

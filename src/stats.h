@@ -35,6 +35,14 @@ namespace slipstream {
     X(ReadbackFallbacks, "readback_fallbacks")  /* preferred heap full: the app's own type */ \
     X(ReadbackBindMismatches, "readback_bind_mismatches") /* must stay 0: see the README */    \
     X(ReadbackSteered, "readback_steered")      /* requirements reported without uncached types */ \
+    X(ReadbackDeferredAllocations, "readback_deferred_allocations") /* undecided until their first use */ \
+    X(ReadbackDeferredBinds, "readback_deferred_binds") /* buffer binds held until that use */ \
+    X(ReadbackDeferredMoves, "readback_deferred_moves") /* moved by a first transfer write (in redirects too) */ \
+    X(ReadbackDeferredKept, "readback_deferred_kept")   /* kept by another first use */ \
+    X(ReadbackMovedGpuReads, "readback_moved_gpu_reads") /* moved memory the GPU read later: warned */ \
+    X(ReadbackDeferralStopped, "readback_deferral_stopped") /* unknown command or sparse resource */ \
+    X(ReadbackTwinsAllocated, "readback_twins_allocated") /* cached twins of moved memory */ \
+    X(ReadbackTwinsFreed, "readback_twins_freed")       /* ... freed with their memory */ \
     X(OwnFencesCreated, "own_fences_created")   /* fences Slipstream created (queue idleness) */ \
     X(OwnFencesDestroyed, "own_fences_destroyed")  /* ... and destroyed: equal after vkDestroyDevice */ \
     X(ProbeObjectsCreated, "probe_objects_created")  /* buffers/images the readback probe created */ \

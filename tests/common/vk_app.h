@@ -100,9 +100,12 @@ void destroy_storage_set(Context& ctx, StorageSet& s);
 // Writes storage-buffer bindings 0..n-1 of `set` to the whole of each buffer.
 void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<VkBuffer>& buffers);
 
-// Records with `record`, submits once on ctx.queue, waits with a fence.
+// How one_shot waits for its submission.
+enum class Wait { fence, queue_idle };
+
+// Records with `record`, submits once on ctx.queue, waits with a fence (or vkQueueWaitIdle).
 template <typename F>
-void one_shot(Context& ctx, VkCommandPool pool, F&& record);
+void one_shot(Context& ctx, VkCommandPool pool, F&& record, Wait wait = Wait::fence);
 
 VkCommandPool create_command_pool(Context& ctx, VkCommandPoolCreateFlags flags = 0);
 
@@ -115,7 +118,7 @@ void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_acc
 
 // --- template implementation ---
 template <typename F>
-void one_shot(Context& ctx, VkCommandPool pool, F&& record) {
+void one_shot(Context& ctx, VkCommandPool pool, F&& record, Wait wait) {
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -127,15 +130,20 @@ void one_shot(Context& ctx, VkCommandPool pool, F&& record) {
     VK_CHECK(vkBeginCommandBuffer(cb, &bi));
     record(cb);
     VK_CHECK(vkEndCommandBuffer(cb));
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &fence));
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cb;
-    VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, fence));
-    VK_CHECK(vkWaitForFences(ctx.device, 1, &fence, VK_TRUE, UINT64_MAX));
-    vkDestroyFence(ctx.device, fence, nullptr);
+    if (wait == Wait::queue_idle) {
+        VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, VK_NULL_HANDLE));
+        VK_CHECK(vkQueueWaitIdle(ctx.queue));
+    } else {
+        VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VkFence fence;
+        VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &fence));
+        VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, fence));
+        VK_CHECK(vkWaitForFences(ctx.device, 1, &fence, VK_TRUE, UINT64_MAX));
+        vkDestroyFence(ctx.device, fence, nullptr);
+    }
     vkFreeCommandBuffers(ctx.device, pool, 1, &cb);
 }
 

@@ -20,7 +20,12 @@ Cases (one PASS/FAIL line each):
   * VK_SLIPSTREAM_READBACK=off: nothing redirected;
   * VK_SLIPSTREAM_READBACK_STEER=on on nvidia-bar: the naive program itself picks type 3;
   * nvidia-bar and amd over the Khronos validation layer (synchronization validation): no
-    message.
+    message;
+  * evidence from use (readback_app --scenarios seed-large,seed-small,ml-weights,ml-copy-upload)
+    on every layout with and without Slipstream: the seed runtime's staging blocks move to the
+    cached type on their first use (a copy destination), the ML runtime's device buffers in
+    host-visible VRAM stay; VK_SLIPSTREAM_READBACK_DEFER=off moves nothing of them; nvidia-h200
+    and intel over the validation layer.
 
 --extra-env adds VAR=VALUE to the environment of every run with Slipstream loaded; it exists to
 show that this test fails when the layer misbehaves (e.g. VK_SLIPSTREAM_READBACK=off).
@@ -46,6 +51,8 @@ TEST_LAYER = "VK_LAYER_SLIPSTREAM_test_memory_layout"
 STATS_VAR = "VK_SLIPSTREAM_STATS_FILE"
 SCENARIOS = ("staging", "dedicated", "block", "mixed-suballoc", "linear-image",
              "hint-then-optimal-image", "hint-then-block")
+# Evidence from use (issue 9): the seed runtime's readback and an ML runtime's device buffers.
+EVIDENCE = ("seed-large", "seed-small", "ml-weights", "ml-copy-upload")
 OPTIMAL = "hint-then-optimal-image"
 SCENARIO_RE = re.compile(r"^scenario ([a-z-]+): (.*)$")
 TYPE_RE = re.compile(r"type (\d+) \(")
@@ -76,7 +83,10 @@ class Layout:
 #   dedicated        D + N (dedicated readback buffer)
 #   block            D + N (8 MiB block after a probe readback buffer was created, queried,
 #                    destroyed; six readback regions bound into it)
-#   mixed-suballoc   D + N (4 MiB holding STORAGE|TRANSFER_DST buffers: no evidence, never moved)
+#   mixed-suballoc   D + N (4 MiB holding STORAGE|TRANSFER_DST buffers, no allocation-time
+#                    evidence; the first use of its buffers is a copy destination, so where a
+#                    safe cached target exists it moves on that use: a cached twin T joins N,
+#                    which stays allocated)
 #   linear-image     D + N (dedicated, LINEAR TRANSFER_DST image)
 #   hint-then-optimal-image   N (optimal image memory, right after the requirements query of
 #                    a readback buffer as large as the image: hinted, non-dedicated) + N (its
@@ -94,10 +104,11 @@ NVIDIA = dict(
     # Types: 0 none, 1 DL, 2 HV|HC, 3 HV|HC|CACHED, 4 DL|HV|HC (BAR / host-visible VRAM). The
     # program asks 4 (N) and 1 (D). Optimal images accept only type 1, so no probed class accepts
     # 4 without accepting 3: safe_targets(4) includes 3, and staging, dedicated, block and
-    # linear-image move to 3 (4 redirects); mixed-suballoc and hint-then-block stay in 4.
+    # linear-image move to 3 at allocation; mixed-suballoc moves on its first use (a twin in 3,
+    # its original stays in 4): 5 redirects. hint-then-block stays in 4 (host writes first).
     # Optimal images do not accept 4: hint-then-optimal-image is skipped.
-    naive=4, target=3, cached=[3], redirects=4,
-    on={1: 5, 3: 4, 4: 2}, off={1: 5, 4: 6}, skipped=[OPTIMAL])
+    naive=4, target=3, cached=[3], redirects=5,
+    on={1: 5, 3: 5, 4: 2}, off={1: 5, 4: 6}, skipped=[OPTIMAL])
 LAYOUTS = {
     "nvidia-bar": Layout(**NVIDIA),
     # Same five types; type 4 is on the VRAM heap instead of a 246 MiB BAR heap: same verdicts.
@@ -114,19 +125,20 @@ LAYOUTS = {
                   on={0: 5, 2: 6, 3: 2}, off={0: 5, 2: 8}),
     # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|HC|CACHED, all on one heap. N = 1, D = 0. Every resource
     # class accepts all three types, so every readback allocation may move to 2: staging,
-    # dedicated, block, linear-image, the optimal image's memory and its readback buffer (6).
-    # mixed-suballoc and hint-then-block are not readback memory and stay in 1.
-    "intel": Layout(naive=1, target=2, cached=[2], redirects=6,
-                    on={0: 5, 1: 2, 2: 6}, off={0: 5, 1: 8}),
+    # dedicated, block, linear-image, the optimal image's memory and its readback buffer (6),
+    # and mixed-suballoc on its first use (a twin; its original stays in 1): 7.
+    # hint-then-block is not readback memory and stays in 1.
+    "intel": Layout(naive=1, target=2, cached=[2], redirects=7,
+                    on={0: 5, 1: 2, 2: 7}, off={0: 5, 1: 8}),
     # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|CACHED (not coherent), 3 DL|LAZY. N = 1 is coherent and
     # no cached type is: moving there would drop HOST_COHERENT, so nothing moves.
     "arm": Layout(naive=1, target=None, cached=[2], redirects=0,
                   on={0: 5, 1: 8}, off={0: 5, 1: 8}),
     # Types: 0 DL, 1 DL|HV|HC, 2 DL|HV|CACHED, 3 DL|HV|HC|CACHED. N = 1; the coherent cached
-    # type 3 (not the first cached one, 2) is the target, safe for every class: 6 redirects as on
+    # type 3 (not the first cached one, 2) is the target, safe for every class: 7 redirects as on
     # intel.
-    "adreno": Layout(naive=1, target=3, cached=[2, 3], redirects=6,
-                     on={0: 5, 1: 2, 3: 6}, off={0: 5, 1: 8}),
+    "adreno": Layout(naive=1, target=3, cached=[2, 3], redirects=7,
+                     on={0: 5, 1: 2, 3: 7}, off={0: 5, 1: 8}),
     # One type, DL|HV|HC|CACHED: the program already asks for cached memory (N = D = 0).
     "lavapipe": Layout(naive=0, target=None, cached=[], redirects=0,
                        on={0: 13}, off={0: 13}),
@@ -136,13 +148,49 @@ LAYOUTS = {
 }
 
 
+# Evidence from use, by layout: allocations_by_type with (on) and without (off) Slipstream, and
+# the moves. The program's allocations (D: first DEVICE_LOCAL type; N: the naive host type; U:
+# upload staging, the first HOST_VISIBLE (seed) or HOST_VISIBLE|HOST_COHERENT (ML) type; C: the
+# ML runtime's own readback staging, the first HOST_CACHED|HOST_COHERENT type, else the first
+# HOST_CACHED, else N; T: a twin where memory moves):
+#   seed-large      D + U + N (48 MB block after a STORAGE|TRANSFER_DST probe) [+ T]
+#   seed-small      D + U + N (32 MiB block for a 64 KiB request, a second region later) [+ T]
+#   ml-weights      N (device buffers, mapped and written first: stays) + C
+#   ml-copy-upload  2 x (U + N + C); the first N is filled by copies first, so it moves [+ T],
+#                   then the GPU reads it (one readback_moved_gpu_reads, warned); the second N,
+#                   of the same kind, stays.
+# Where N has a safe cached coherent target (nvidia-*: 4 -> 3, intel: 1 -> 2, adreno: 1 -> 3)
+# three allocations move (the seed blocks and the first ML block) and their originals stay.
+# amd: type 3 is no safe target of N = 2 (optimal images); arm: no coherent cached type;
+# lavapipe: N is cached already; no-cached: nothing to move to.
+class Evidence:
+    def __init__(self, on, off, moves):
+        self.on, self.off, self.moves = on, off, moves
+
+
+NVIDIA_EVIDENCE = Evidence(on={1: 2, 2: 4, 3: 6, 4: 5}, off={1: 2, 2: 4, 3: 3, 4: 5}, moves=3)
+EVIDENCE_LAYOUTS = {
+    "nvidia-bar": NVIDIA_EVIDENCE,
+    "nvidia-rebar": NVIDIA_EVIDENCE,
+    "nvidia-h200": NVIDIA_EVIDENCE,
+    "amd": Evidence(on={0: 2, 1: 4, 2: 5, 3: 3}, off={0: 2, 1: 4, 2: 5, 3: 3}, moves=0),
+    "intel": Evidence(on={0: 2, 1: 9, 2: 6}, off={0: 2, 1: 9, 2: 3}, moves=3),
+    "arm": Evidence(on={0: 2, 1: 9, 2: 3}, off={0: 2, 1: 9, 2: 3}, moves=0),
+    "adreno": Evidence(on={0: 2, 1: 9, 3: 6}, off={0: 2, 1: 9, 3: 3}, moves=3),
+    "lavapipe": Evidence(on={0: 14}, off={0: 14}, moves=0),
+    "no-cached": Evidence(on={0: 2, 1: 4, 2: 8}, off={0: 2, 1: 4, 2: 8}, moves=0),
+}
+
+
 class Case:
     """One run of readback_app and what it must show."""
 
     def __init__(self, name, layout, mode, env=None, redirects=0, fallbacks=0, steered=0,
                  allocations=None, failed=None, asked=None, skipped=(), bytes_type=None,
-                 cached_empty=()):
+                 cached_empty=(), scenarios=SCENARIOS, counters=None):
         self.name, self.layout, self.mode = name, layout, mode
+        self.scenarios = tuple(scenarios)
+        self.counters = dict(counters or {})  # further statistics counters that must match
         self.env = dict(env or {})
         self.redirects, self.fallbacks = redirects, fallbacks
         self.steered = steered            # an int, or ">0"
@@ -174,7 +222,8 @@ def cases():
     nv = LAYOUTS["nvidia-bar"]
     nv_asked = {s: nv.naive for s in SCENARIOS}
     # (i) Heap 1 (system RAM: types 0, 2 and 3) holds nothing of the program's own choices, so a
-    # 1 KiB limit fails exactly the redirected allocations: each must fall back to type 4.
+    # 1 KiB limit fails exactly the redirected allocations (mixed-suballoc's twin included): each
+    # must fall back to type 4.
     out.append(Case("heap-full fallback", "nvidia-bar", "on",
                     env={"SLIPSTREAM_TEST_HEAP_LIMIT": "1:1K"},
                     fallbacks=nv.redirects, allocations=nv.off, failed={3: nv.redirects},
@@ -186,15 +235,16 @@ def cases():
     # (iii) Steering reports readback buffers' memoryTypeBits without types 2 and 4, so the
     # naive choice for staging, dedicated and block is type 3 itself (first HV|HC type left):
     # nothing to redirect there. Images and storage buffers are not steered: mixed-suballoc asks
-    # 4 and stays, linear-image asks 4 and its dedicated memory is still redirected (1 redirect).
+    # 4 and moves on its first use (a twin in 3), linear-image asks 4 and its dedicated memory is
+    # still redirected (2 redirects).
     # The optimal-image scenario stays skipped (optimal images accept neither 3 nor 4).
     # hint-then-block chooses its block's type from the (steered) readback buffer, so the
     # program itself asks 3 there: steering's trade-off, the reason it is off by default.
     steer_asked = {"staging": 3, "dedicated": 3, "block": 3, "mixed-suballoc": 4,
                    "linear-image": 4, "hint-then-block": 3}
     out.append(Case("VK_SLIPSTREAM_READBACK_STEER=on", "nvidia-bar", "on",
-                    env={"VK_SLIPSTREAM_READBACK_STEER": "on"}, redirects=1, steered=">0",
-                    allocations={1: 5, 3: 5, 4: 1}, asked=steer_asked, skipped=nv.skipped))
+                    env={"VK_SLIPSTREAM_READBACK_STEER": "on"}, redirects=2, steered=">0",
+                    allocations={1: 5, 3: 6, 4: 1}, asked=steer_asked, skipped=nv.skipped))
     # (iv) Under the Khronos validation layer (below the test layer, so it sees lavapipe's real
     # type): the same results, and no validation message.
     for name in ("nvidia-bar", "amd"):
@@ -202,6 +252,26 @@ def cases():
         out.append(Case(f"validation {name}", name, "validation", redirects=lay.redirects,
                         allocations=lay.on, asked={s: lay.naive for s in SCENARIOS},
                         skipped=lay.skipped, bytes_type=lay.target))
+    # (v) Evidence from use. The ML blocks stay in N: the only thing moved in them is the block
+    # the safety net then reports (readback_moved_gpu_reads).
+    for name, ev in EVIDENCE_LAYOUTS.items():
+        asked = {s: LAYOUTS[name].naive for s in EVIDENCE}
+        moved = {"readback_deferred_moves": ev.moves, "readback_moved_gpu_reads": 1 if ev.moves else 0}
+        out.append(Case(f"evidence {name}", name, "on", redirects=ev.moves, allocations=ev.on,
+                        asked=asked, scenarios=EVIDENCE, counters=moved))
+        out.append(Case(f"evidence {name}", name, "off", allocations=ev.off, asked=asked,
+                        scenarios=EVIDENCE))
+    # The knob that turns evidence from use off: the seed runtime's blocks stay where they are.
+    h200 = EVIDENCE_LAYOUTS["nvidia-h200"]
+    out.append(Case("evidence VK_SLIPSTREAM_READBACK_DEFER=off", "nvidia-h200", "on",
+                    env={"VK_SLIPSTREAM_READBACK_DEFER": "off"}, allocations=h200.off,
+                    asked={s: 4 for s in EVIDENCE}, scenarios=EVIDENCE,
+                    counters={"readback_deferred_allocations": 0}))
+    for name in ("nvidia-h200", "intel"):
+        ev = EVIDENCE_LAYOUTS[name]
+        out.append(Case(f"evidence validation {name}", name, "validation", redirects=ev.moves,
+                        allocations=ev.on, asked={s: LAYOUTS[name].naive for s in EVIDENCE},
+                        scenarios=EVIDENCE, counters={"readback_deferred_moves": ev.moves}))
     return out
 
 
@@ -245,7 +315,10 @@ def run(case, args, tmpdir, extra_env):
     env.update(case.env)
     if case.mode != "off":
         env.update(extra_env)
-    if not run_app.run_program([args.app], env, args.timeout, case):
+    argv = [args.app]
+    if case.scenarios != SCENARIOS:
+        argv += ["--scenarios", ",".join(case.scenarios)]
+    if not run_app.run_program(argv, env, args.timeout, case):
         return case
     case.report = load_json(report_path)
     case.stats = load_json(stats_path)
@@ -274,7 +347,7 @@ def check(case):
         m = SCENARIO_RE.match(line)
         if m:
             lines[m.group(1)] = m.group(2)
-    for s in SCENARIOS:
+    for s in case.scenarios:
         text = lines.get(s)
         if text is None:
             p.append(f"scenario {s} printed nothing")
@@ -335,6 +408,8 @@ def check(case):
     counter("readback_bind_mismatches", 0)
     counter("readback_fallbacks", case.fallbacks)
     counter("readback_steered", case.steered)
+    for name, want in case.counters.items():
+        counter(name, want)
     if case.bytes_type is not None and rep and "__error__" not in rep:
         target_bytes = by_type(rep.get("bytes_by_type")).get(case.bytes_type, 0)
         counter("readback_bytes", target_bytes)  # everything in the target came by redirect
@@ -415,7 +490,7 @@ def main(argv):
     groups = {}
     for c in done:
         if c.checksum:
-            groups.setdefault(frozenset(c.skipped), {}).setdefault(c.checksum, []).append(c)
+            groups.setdefault((c.scenarios, frozenset(c.skipped)), {}).setdefault(c.checksum, []).append(c)
     for sums in groups.values():
         if len(sums) > 1:
             for c in (c for cs in sums.values() for c in cs):

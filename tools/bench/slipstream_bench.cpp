@@ -51,6 +51,7 @@
 
 #include "bench_accum_spv.h"
 #include "bench_add_spv.h"
+#include "bench_matvec_spv.h"
 #include "bench_step_spv.h"
 
 #include <algorithm>
@@ -141,6 +142,26 @@ const RowInfo kRows[] = {
      "      naive: staging in the first host-visible type that is also DEVICE_LOCAL.\n"
      "      tuned: staging in HOST_CACHED|HOST_COHERENT memory.\n"
      "      GPU time: the device->staging copy."},
+    {"seed_readback_48mb", "seed runtime: readback 48 MB", "ms",
+     "The seed runtime's readback (BACKGROUND.md part 2): a block allocator learns the type from\n"
+     "      a throwaway STORAGE|TRANSFER_DST buffer, allocates a block (>= 32 MiB) and binds a\n"
+     "      region buffer of that usage into it, once; each repetition copies 48 MB (4 MB with\n"
+     "      --quick) from a device buffer into the region, submits, waits (the style's wait),\n"
+     "      maps the range, memcpys it out, unmaps.\n"
+     "      naive: the block in the first host-visible type that is also DEVICE_LOCAL.\n"
+     "      tuned: the block in HOST_CACHED|HOST_COHERENT memory. GPU time: the copy."},
+    {"seed_readback_64k", "seed runtime: readback 64 KiB", "us",
+     "As seed_readback_48mb with a 64 KiB request (the block is 32 MiB); per repetition."},
+    {"ml_matvec", "ML: matvec, host-visible VRAM", "us",
+     "An ML runtime's device buffers: a 4096x14336 f32 matrix (256x1024 with --quick), its\n"
+     "      vector and result, STORAGE|TRANSFER_SRC|TRANSFER_DST, sub-allocated from one block.\n"
+     "      Per kernel: 16 matrix-vector products (one workgroup per row, bound by the matrix's\n"
+     "      memory bandwidth) recorded into ONE command buffer in both styles, one submit and\n"
+     "      wait; time / 16. Results are read through HOST_CACHED staging (untimed).\n"
+     "      naive: the block in the first host-visible type that is also DEVICE_LOCAL, weights\n"
+     "      written through a mapping (as runtimes do with host-visible VRAM).\n"
+     "      tuned: the block in DEVICE_LOCAL memory, weights uploaded through staging.\n"
+     "      GPU time: one product."},
     {"pipeline", "pipeline: 100 kernels + readback", "us",
      "Cost of a chain of 100 small dependent kernels (16384 uints, ping-pong between two\n"
      "      buffers), then one 64 KiB readback into the application's host array.\n"
@@ -483,6 +504,8 @@ private:
     void row_upload_big(RowResult& row);
     void row_readback_big(RowResult& row);
     void row_pipeline(RowResult& row);
+    void row_seed_readback(RowResult& row, VkDeviceSize bytes);
+    void row_ml_matvec(RowResult& row);
 
     Context& ctx_;
     const Options& opt_;
@@ -500,7 +523,7 @@ private:
     VkQueryPool query_pool_ = VK_NULL_HANDLE;
     uint32_t ts_bits_ = 0;
 
-    vkapp::ComputePipeline add_, accum_, step_;
+    vkapp::ComputePipeline add_, accum_, step_, matvec_;
     VkDescriptorPool dpool_ = VK_NULL_HANDLE;
 
     std::vector<StagingUse> staging_;
@@ -535,6 +558,7 @@ void Bench::init() {
     add_ = vkapp::create_compute_pipeline(ctx_, bench_add_spv, sizeof bench_add_spv, 1, 8);
     accum_ = vkapp::create_compute_pipeline(ctx_, bench_accum_spv, sizeof bench_accum_spv, 2, 8);
     step_ = vkapp::create_compute_pipeline(ctx_, bench_step_spv, sizeof bench_step_spv, 2, 8);
+    matvec_ = vkapp::create_compute_pipeline(ctx_, bench_matvec_spv, sizeof bench_matvec_spv, 3, 8);
 
     VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 32};
     VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -565,6 +589,7 @@ void Bench::destroy() {
     if (add_.pipeline) vkapp::destroy_compute_pipeline(ctx_, add_);
     if (accum_.pipeline) vkapp::destroy_compute_pipeline(ctx_, accum_);
     if (step_.pipeline) vkapp::destroy_compute_pipeline(ctx_, step_);
+    if (matvec_.pipeline) vkapp::destroy_compute_pipeline(ctx_, matvec_);
 }
 
 // --- submission -------------------------------------------------------------------------------
@@ -840,6 +865,9 @@ RowResult Bench::run(const RowInfo& info) {
     else if (id == "upload_48mb") row_upload_big(row);
     else if (id == "readback_48mb") row_readback_big(row);
     else if (id == "pipeline") row_pipeline(row);
+    else if (id == "seed_readback_48mb") row_seed_readback(row, opt_.quick ? 4000000 : 48000000);
+    else if (id == "seed_readback_64k") row_seed_readback(row, k64KiB);
+    else if (id == "ml_matvec") row_ml_matvec(row);
     sync();
     return row;
 }
@@ -1290,6 +1318,196 @@ void Bench::row_pipeline(RowResult& row) {
     free_buffer(b);
     free_buffer(init);
     free_buffer(staging);
+}
+
+
+// "seed_readback_*": the seed runtime's block allocator and readback, as BACKGROUND.md and
+// issue 9 describe it.
+void Bench::row_seed_readback(RowResult& row, VkDeviceSize bytes) {
+    constexpr VkBufferUsageFlags kStagingUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    constexpr VkDeviceSize kMinBlock = 32ull << 20;
+    row.ops_per_rep = 1;
+    row.bytes = bytes;
+    const bool ms = std::string(row.info->unit) == "ms";
+    const uint32_t words = uint32_t(bytes / 4);
+    Buf src = make_buffer(bytes, kDeviceUsage, MemPref::device);
+    Buf init = make_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemPref::staging_naive);
+
+    // The block allocator: a throwaway buffer of the request's usage says which types fit.
+    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bci.size = bytes;
+    bci.usage = kStagingUsage;
+    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer probe;
+    VK_CHECK(vkCreateBuffer(ctx_.device, &bci, nullptr, &probe));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(ctx_.device, probe, &req);
+    vkDestroyBuffer(ctx_.device, probe, nullptr);
+    const MemPref pref = readback_pref();
+    const VkDeviceSize block_size = std::max(kMinBlock, (req.size + req.alignment - 1) / req.alignment * req.alignment);
+    VkDeviceMemory block = VK_NULL_HANDLE;
+    int type = -1;
+    for (uint32_t t : candidate_types(ctx_.memory_properties, req.memoryTypeBits, pref)) {
+        VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        mai.allocationSize = block_size;
+        mai.memoryTypeIndex = t;
+        if (vkAllocateMemory(ctx_.device, &mai, nullptr, &block) == VK_SUCCESS) {
+            type = int(t);
+            break;
+        }
+    }
+    if (type < 0) vkapp::fail("vkAllocateMemory (seed block)", VK_ERROR_OUT_OF_DEVICE_MEMORY, __FILE__, __LINE__);
+    const std::string name = ms ? "seed_readback_48mb" : "seed_readback_64k";
+    bool known = false;
+    for (const StagingUse& s : staging_) known |= s.name == name;
+    if (!known) staging_.push_back({name, pref_name(pref), type, block_size});
+    // One region buffer, bound once and reused by every copy.
+    VkBuffer region;
+    VK_CHECK(vkCreateBuffer(ctx_.device, &bci, nullptr, &region));
+    vkGetBufferMemoryRequirements(ctx_.device, region, &req);
+    VK_CHECK(vkBindBufferMemory(ctx_.device, region, block, 0));
+
+    std::vector<uint32_t> want(words), out(words);
+    measure(row, warmup(ms ? 1 : 2), ms ? reps(10, 2) : reps(20, 3), ms ? 1000.0 : 1.0,
+        [&](int r) {
+            for (uint32_t i = 0; i < words; ++i) want[i] = init.as<uint32_t>()[i] = pattern(uint32_t(r + 71), i);
+            untimed([&](VkCommandBuffer cb) {
+                VkBufferCopy c{0, 0, bytes};
+                vkCmdCopyBuffer(cb, init.buffer, src.buffer, 1, &c);
+            });
+            std::fill(out.begin(), out.end(), 0u);
+        },
+        [&](int) {
+            VkCommandBuffer cb = begin_op();
+            VkBufferCopy c{0, 0, bytes};
+            vkCmdCopyBuffer(cb, src.buffer, region, 1, &c);
+            host_read_barrier(cb);
+            end_op();
+            sync();
+            void* p = nullptr;
+            VK_CHECK(vkMapMemory(ctx_.device, block, 0, bytes, 0, &p));
+            std::memcpy(out.data(), p, size_t(bytes));
+            vkUnmapMemory(ctx_.device, block);
+        },
+        [&](int r) {
+            check(row, std::memcmp(out.data(), want.data(), size_t(bytes)) == 0,
+                  "rep " + std::to_string(r) + ": read-back data differs");
+        });
+    row.gpu_what = "the device->region copy";
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer cb) {
+        VkBufferCopy c{0, 0, bytes};
+        vkCmdCopyBuffer(cb, src.buffer, region, 1, &c);
+    }, 3);
+    sync();
+    vkDestroyBuffer(ctx_.device, region, nullptr);
+    vkFreeMemory(ctx_.device, block, nullptr);
+    free_buffer(src);
+    free_buffer(init);
+}
+
+// "ml_matvec": an ML runtime's device buffers in host-visible VRAM, read by a kernel.
+void Bench::row_ml_matvec(RowResult& row) {
+    const uint32_t rows = opt_.quick ? 256 : 4096, cols = opt_.quick ? 1024 : 14336;
+    constexpr int kKernels = 16;
+    row.ops_per_rep = kKernels;
+    const VkDeviceSize a_bytes = VkDeviceSize(rows) * cols * 4, x_bytes = VkDeviceSize(cols) * 4,
+                       y_bytes = VkDeviceSize(rows) * 4;
+    row.bytes = a_bytes;
+    // Small integers: every sum is exact in f32, whatever order the GPU adds in.
+    std::vector<float> a(size_t(rows) * cols), x(cols), want(rows), got(rows);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(pattern(5, uint32_t(i)) % 5) - 2);
+    for (uint32_t i = 0; i < cols; ++i) x[i] = float(int(pattern(6, i) % 5) - 2);
+    for (uint32_t r = 0; r < rows; ++r) {
+        double s = 0;
+        for (uint32_t k = 0; k < cols; ++k) s += double(a[size_t(r) * cols + k]) * x[k];
+        want[r] = float(s);
+    }
+    // The device buffers, sub-allocated from one block.
+    VkBuffer bufs[3];
+    VkMemoryRequirements reqs[3];
+    const VkDeviceSize sizes[3] = {a_bytes, x_bytes, y_bytes};
+    uint32_t bits = ~0u;
+    for (int i = 0; i < 3; ++i) {
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = sizes[i];
+        bci.usage = kDeviceUsage;
+        bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+        VK_CHECK(vkCreateBuffer(ctx_.device, &bci, nullptr, &bufs[i]));
+        vkGetBufferMemoryRequirements(ctx_.device, bufs[i], &reqs[i]);
+        bits &= reqs[i].memoryTypeBits;
+    }
+    VkDeviceSize offsets[3], total = 0;
+    for (int i = 0; i < 3; ++i) {
+        offsets[i] = (total + reqs[i].alignment - 1) / reqs[i].alignment * reqs[i].alignment;
+        total = offsets[i] + reqs[i].size;
+    }
+    const MemPref pref = opt_.style == Style::naive ? MemPref::staging_naive : MemPref::device;
+    const uint32_t type = candidate_types(ctx_.memory_properties, bits, pref).at(0);
+    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    mai.allocationSize = total;
+    mai.memoryTypeIndex = type;
+    VkDeviceMemory block;
+    VK_CHECK(vkAllocateMemory(ctx_.device, &mai, nullptr, &block));
+    for (int i = 0; i < 3; ++i) VK_CHECK(vkBindBufferMemory(ctx_.device, bufs[i], block, offsets[i]));
+    bool known = false;
+    for (const StagingUse& s : staging_) known |= s.name == "ml_matvec_weights";
+    if (!known) staging_.push_back({"ml_matvec_weights", pref_name(pref), int(type), total});
+    if (opt_.style == Style::naive) {
+        // Host-visible device memory: the runtime writes the weights straight in.
+        void* p = nullptr;
+        VK_CHECK(vkMapMemory(ctx_.device, block, 0, VK_WHOLE_SIZE, 0, &p));
+        std::memcpy(static_cast<char*>(p) + offsets[0], a.data(), size_t(a_bytes));
+        std::memcpy(static_cast<char*>(p) + offsets[1], x.data(), size_t(x_bytes));
+        vkUnmapMemory(ctx_.device, block);
+    } else {
+        Buf up = make_buffer(a_bytes + x_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemPref::staging_naive);
+        std::memcpy(up.as<char>(), a.data(), size_t(a_bytes));
+        std::memcpy(up.as<char>() + a_bytes, x.data(), size_t(x_bytes));
+        untimed([&](VkCommandBuffer cb) {
+            VkBufferCopy ca{0, 0, a_bytes}, cx{a_bytes, 0, x_bytes};
+            vkCmdCopyBuffer(cb, up.buffer, bufs[0], 1, &ca);
+            vkCmdCopyBuffer(cb, up.buffer, bufs[1], 1, &cx);
+        });
+        free_buffer(up);
+    }
+    Buf out = make_buffer(y_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
+    VkDescriptorSet set = make_set(matvec_, {bufs[0], bufs[1], bufs[2]});
+    auto record = [&](VkCommandBuffer cb) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, matvec_.pipeline);
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, matvec_.layout, 0, 1, &set, 0, nullptr);
+        const uint32_t push[2] = {rows, cols};
+        vkCmdPushConstants(cb, matvec_.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+        vkCmdDispatch(cb, rows, 1, 1);
+    };
+    measure(row, warmup(2), reps(20, 3), kKernels,
+        [&](int) { untimed([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, bufs[2], 0, VK_WHOLE_SIZE, 0); }); },
+        [&](int) {
+            // One command buffer in both styles: this row measures memory placement.
+            Slot& s = acquire_slot();
+            VkCommandBuffer cb = s.cb;
+            for (int k = 0; k < kKernels; ++k) {
+                if (k) record_style_barrier(cb);
+                record(cb);
+            }
+            submit(s);
+            sync();
+        },
+        [&](int r) {
+            untimed([&](VkCommandBuffer cb) {
+                VkBufferCopy c{0, 0, y_bytes};
+                vkCmdCopyBuffer(cb, bufs[2], out.buffer, 1, &c);
+            });
+            std::memcpy(got.data(), out.map, size_t(y_bytes));
+            check(row, std::memcmp(got.data(), want.data(), size_t(y_bytes)) == 0,
+                  "rep " + std::to_string(r) + ": matrix-vector product differs");
+        });
+    row.gpu_what = "one matrix-vector product";
+    row.gpu_us = gpu_time_us(record, opt_.quick ? 3 : 20);
+    sync();
+    VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
+    free_buffer(out);
+    for (VkBuffer b : bufs) vkDestroyBuffer(ctx_.device, b, nullptr);
+    vkFreeMemory(ctx_.device, block, nullptr);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -143,6 +143,8 @@ def main():
     commands, aliases, present, known_stages = load(opts.registry)
     from gen_capture import capturable_commands  # noqa: E402 (imports this module's load)
     capture_fns = capturable_commands(opts.registry)
+    from gen_buffer_uses import buffer_commands  # noqa: E402
+    buffer_cmds = buffer_commands(opts.registry)
     manual = set()
     if opts.manual:
         with open(opts.manual) as f:
@@ -191,7 +193,8 @@ def main():
            "// Included by layer/command_intercepts.cpp, which defines SLIPSTREAM_RECORD(cb, id):\n",
            "// it records command `id` in the state of command buffer `cb` and yields that state\n",
            "// (a slipstream::CommandBufferState&). Its `capture` is null unless fusion is on, so\n",
-           "// that while it is off capture costs one branch per command.\n\n"]
+           "// that while it is off capture costs one branch per command. Commands that can name a\n",
+           "// buffer first let cached readback resolve deferred binds (buffer_uses.h).\n\n"]
     names = []
     for name, cmd, protect in entries:
         if name in manual:
@@ -206,7 +209,12 @@ def main():
                        f"{''.join(', ' + a for a in cmd['args'][1:])})")
         else:
             capture = f"s.capture->stop({cid})"
+        # Cached readback's deferred binds (gen_buffer_uses.py): a command that can name a
+        # buffer resolves first, one branch while nothing is deferred or moved.
+        watch = (f"    if (s.device->buffer_watch.load(std::memory_order_relaxed)) "
+                 f"slipstream::buffer_use::{fn}(*s.device, {args});\n") if name in buffer_cmds else ""
         body = (f"    slipstream::CommandBufferState& s = SLIPSTREAM_RECORD({cmd['args'][0]}, {cid});\n"
+                f"{watch}"
                 f"    if (s.capture) {capture};\n"
                 f"    {'return ' if ret != 'void' else ''}s.device->dispatch.{fn}({args});\n")
         text = f"static VKAPI_ATTR {ret} VKAPI_CALL {fn}({params}) {{\n{body}}}\n"

@@ -1,5 +1,8 @@
 // slipstream-overhead: the CPU cost the layer adds to the two hottest paths.
 //   record: ns per vkCmdDispatch recorded (N dispatches into one command buffer)
+//   copy: ns per vkCmdCopyBuffer recorded (N copies into one command buffer): a command that
+//         names buffers, which cached readback's deferred binds look at (one branch while no
+//         bind is deferred and no memory moved)
 //   submit: µs per vkQueueSubmit of a one-dispatch command buffer, N back to back, no fence
 //   signaled_wait: µs per vkWaitForFences on a fence that has signaled (and was waited on once)
 // Both configurations live in one process: one instance without layers, one that enables
@@ -24,13 +27,21 @@ struct Rig {
     vkapp::Context& ctx = tiny.ctx;
     VkCommandBuffer big = tiny.allocate(), small = tiny.record_one_dispatch();
     VkFence fence = VK_NULL_HANDLE;
+    vkapp::Buffer src, dst;
 
     explicit Rig(std::vector<const char*> layers)
         : tiny("slipstream-overhead", options_with(std::move(layers)), VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT) {
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &fence));
+        src = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 0);
+        dst = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0);
     }
-    ~Rig() { vkDestroyFence(ctx.device, fence, nullptr); }
+    ~Rig() {
+        vkDestroyFence(ctx.device, fence, nullptr);
+        vkQueueWaitIdle(ctx.queue);
+        vkapp::destroy_buffer(ctx, src);
+        vkapp::destroy_buffer(ctx, dst);
+    }
     static vkapp::ContextOptions options_with(std::vector<const char*> layers) {
         vkapp::ContextOptions options;
         options.layers = std::move(layers);
@@ -47,6 +58,17 @@ struct Rig {
         double s = seconds_since(t0);
         VK_CHECK(vkEndCommandBuffer(big));
         return s / dispatches * 1e9;
+    }
+    // ns per vkCmdCopyBuffer, recorded and never submitted.
+    double copy_ns(int copies) {
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        VK_CHECK(vkBeginCommandBuffer(big, &bi));
+        const VkBufferCopy region{0, 0, 4};
+        Clock::time_point t0 = Clock::now();
+        for (int i = 0; i < copies; ++i) vkCmdCopyBuffer(big, src.buffer, dst.buffer, 1, &region);
+        double s = seconds_since(t0);
+        VK_CHECK(vkEndCommandBuffer(big));
+        return s / copies * 1e9;
     }
     // µs per fence-less vkQueueSubmit, back to back; then the queue is drained (not timed).
     double submit_us(int submits) {
@@ -93,23 +115,27 @@ int main(int argc, char** argv) {
     {
         Rig off({});
         Rig on({"VK_LAYER_slipstream"});
-        std::vector<double> record[2], submit[2], wait[2];
+        std::vector<double> record[2], copy[2], submit[2], wait[2];
         Rig* rigs[2] = {&off, &on};
         for (int rep = 0; rep <= reps; ++rep) {  // repetition 0 warms both up
             for (int k = 0; k < 2; ++k) {
                 int which = (rep + k) % 2;  // alternate who goes first
                 double r = rigs[which]->record_ns(dispatches);
+                double c = rigs[which]->copy_ns(dispatches);
                 double s = rigs[which]->submit_us(submits);
                 double w = rigs[which]->signaled_wait_us(submits);
                 if (rep == 0) continue;
                 record[which].push_back(r);
+                copy[which].push_back(c);
                 submit[which].push_back(s);
                 wait[which].push_back(w);
             }
         }
         std::printf("{\"device\": \"%s\", \"dispatches\": %d, \"submits\": %d, \"record_ns\": {\"off\": %s, \"on\": %s}, "
+                    "\"copy_ns\": {\"off\": %s, \"on\": %s}, "
                     "\"submit_us\": {\"off\": %s, \"on\": %s}, \"signaled_wait_us\": {\"off\": %s, \"on\": %s}}\n",
                     off.ctx.properties.deviceName, dispatches, submits, list(record[0]).c_str(), list(record[1]).c_str(),
+                    list(copy[0]).c_str(), list(copy[1]).c_str(),
                     list(submit[0]).c_str(), list(submit[1]).c_str(), list(wait[0]).c_str(), list(wait[1]).c_str());
         failures = vkapp::g_validation_messages.load();
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Pass-through cost of the layer on the hot paths: runs slipstream-overhead, which holds one
 device without layers and one with VK_LAYER_slipstream enabled by name in the same process and
-alternates between them, and prints minimum and median per recorded vkCmdDispatch, per
-vkQueueSubmit and per vkWaitForFences on a signaled fence.
+alternates between them, and prints minimum and median per recorded vkCmdDispatch, per recorded
+vkCmdCopyBuffer, per vkQueueSubmit and per vkWaitForFences on a signaled fence.
 
   overhead_report.py --build-dir BUILD [--json PATH] [-- extra args for the program]
 """
@@ -47,7 +47,7 @@ def main():
           f"{len(r['record_ns']['off'])} alternating repetitions")
     print(f"{'path':<28}{'off min':>10}{'on min':>10}{'added':>10}{'off med':>10}{'on med':>10}{'added':>10}")
     table = {}
-    for key, unit in (("record_ns", "ns"), ("submit_us", "us"), ("signaled_wait_us", "us")):
+    for key, unit in (("record_ns", "ns"), ("copy_ns", "ns"), ("submit_us", "us"), ("signaled_wait_us", "us")):
         off, on = r[key]["off"], r[key]["on"]
         row = {"off_min": min(off), "on_min": min(on), "off_median": statistics.median(off),
                "on_median": statistics.median(on), "unit": unit}

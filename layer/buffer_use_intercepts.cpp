@@ -1,0 +1,68 @@
+// Commands that can name a VkBuffer or VkDeviceMemory and have no other hook: generated
+// wrappers (tools/gen/gen_buffer_uses.py) that let cached readback resolve deferred binds
+// before the driver sees them, and the descriptor update templates whose opaque data those
+// resolvers read.
+#include "buffer_uses.h"
+#include "hooks.h"
+#include "object_state.h"
+
+#include <vector>
+
+namespace slipstream::hooks {
+
+#include "buffer_use_intercepts.inl"
+
+namespace {
+template <typename Next>
+VkResult create_template(VkDevice device, const VkDescriptorUpdateTemplateCreateInfo* info,
+                         const VkAllocationCallbacks* allocator, VkDescriptorUpdateTemplate* t, Next next) {
+    DeviceState* d = find_device(device);
+    VkResult r = (d->dispatch.*next)(device, info, allocator, t);
+    if (r == VK_SUCCESS && d->readback && d->readback->deferral()) d->readback->deferral()->template_created(*t, *info);
+    return r;
+}
+template <typename Next>
+void destroy_template(VkDevice device, VkDescriptorUpdateTemplate t, const VkAllocationCallbacks* allocator, Next next) {
+    DeviceState* d = find_device(device);
+    if (t && d->readback && d->readback->deferral()) d->readback->deferral()->template_destroyed(t);
+    (d->dispatch.*next)(device, t, allocator);
+}
+}  // namespace
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateDescriptorUpdateTemplate(VkDevice device, const VkDescriptorUpdateTemplateCreateInfo* info,
+                                                              const VkAllocationCallbacks* allocator,
+                                                              VkDescriptorUpdateTemplate* t) {
+    return create_template(device, info, allocator, t, &VkLayerDispatchTable::CreateDescriptorUpdateTemplate);
+}
+VKAPI_ATTR VkResult VKAPI_CALL CreateDescriptorUpdateTemplateKHR(VkDevice device,
+                                                                 const VkDescriptorUpdateTemplateCreateInfo* info,
+                                                                 const VkAllocationCallbacks* allocator,
+                                                                 VkDescriptorUpdateTemplate* t) {
+    return create_template(device, info, allocator, t, &VkLayerDispatchTable::CreateDescriptorUpdateTemplateKHR);
+}
+VKAPI_ATTR void VKAPI_CALL DestroyDescriptorUpdateTemplate(VkDevice device, VkDescriptorUpdateTemplate t,
+                                                           const VkAllocationCallbacks* allocator) {
+    destroy_template(device, t, allocator, &VkLayerDispatchTable::DestroyDescriptorUpdateTemplate);
+}
+VKAPI_ATTR void VKAPI_CALL DestroyDescriptorUpdateTemplateKHR(VkDevice device, VkDescriptorUpdateTemplate t,
+                                                              const VkAllocationCallbacks* allocator) {
+    destroy_template(device, t, allocator, &VkLayerDispatchTable::DestroyDescriptorUpdateTemplateKHR);
+}
+
+const NamedProc* buffer_use_intercepts(size_t* count) {
+    static const std::vector<NamedProc> all = [] {
+        std::vector<NamedProc> v;
+        for (const auto& entry : kBufferUseIntercepts) v.push_back({entry.name, entry.fn});
+#define ADD(fn) v.push_back({"vk" #fn, reinterpret_cast<PFN_vkVoidFunction>(fn)})
+        ADD(CreateDescriptorUpdateTemplate);
+        ADD(CreateDescriptorUpdateTemplateKHR);
+        ADD(DestroyDescriptorUpdateTemplate);
+        ADD(DestroyDescriptorUpdateTemplateKHR);
+#undef ADD
+        return v;
+    }();
+    *count = all.size();
+    return all.data();
+}
+
+}  // namespace slipstream::hooks
