@@ -24,6 +24,7 @@ VkResult create_template(VkDevice device, const VkDescriptorUpdateTemplateCreate
 template <typename Next>
 void destroy_template(VkDevice device, VkDescriptorUpdateTemplate t, const VkAllocationCallbacks* allocator, Next next) {
     DeviceState* d = find_device(device);
+    if (t) d->layout_destroys.fetch_add(1, std::memory_order_acq_rel);  // captures may name it
     if (t && d->readback && d->readback->deferral()) d->readback->deferral()->template_destroyed(t);
     (d->dispatch.*next)(device, t, allocator);
 }

@@ -86,8 +86,9 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb, VkCommandB
     return result;
 }
 
-// Layouts and templates a capture may name: once one is gone, captures begun before are not
-// replayed (FUSION.md rule 5); the application's own recording still is valid.
+// Layouts a capture may name: once one is gone, captures begun before are not replayed
+// (FUSION.md rule 5); the application's own recording still is valid. Update templates count
+// too (buffer_use_intercepts.cpp).
 VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice device, VkPipelineLayout layout,
                                                  const VkAllocationCallbacks* allocator) {
     DeviceState* state = find_device(device);
@@ -100,20 +101,6 @@ VKAPI_ATTR void VKAPI_CALL DestroyDescriptorSetLayout(VkDevice device, VkDescrip
     DeviceState* state = find_device(device);
     if (layout) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
     state->dispatch.DestroyDescriptorSetLayout(device, layout, allocator);
-}
-
-VKAPI_ATTR void VKAPI_CALL DestroyDescriptorUpdateTemplate(VkDevice device, VkDescriptorUpdateTemplate templ,
-                                                           const VkAllocationCallbacks* allocator) {
-    DeviceState* state = find_device(device);
-    if (templ) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
-    state->dispatch.DestroyDescriptorUpdateTemplate(device, templ, allocator);
-}
-
-VKAPI_ATTR void VKAPI_CALL DestroyDescriptorUpdateTemplateKHR(VkDevice device, VkDescriptorUpdateTemplate templ,
-                                                              const VkAllocationCallbacks* allocator) {
-    DeviceState* state = find_device(device);
-    if (templ) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
-    state->dispatch.DestroyDescriptorUpdateTemplateKHR(device, templ, allocator);
 }
 
 }  // namespace slipstream::hooks

@@ -50,8 +50,7 @@ const ProcTable& device_procs() {
             PROC(GetQueryPoolResults),
             PROC(GetEventStatus), PROC(GetSemaphoreFdKHR), PROC(QueueBeginDebugUtilsLabelEXT),
             PROC(QueueEndDebugUtilsLabelEXT), PROC(QueueInsertDebugUtilsLabelEXT),
-            PROC(DestroyPipelineLayout), PROC(DestroyDescriptorSetLayout), PROC(DestroyDescriptorUpdateTemplate),
-            PROC(DestroyDescriptorUpdateTemplateKHR),
+            PROC(DestroyPipelineLayout), PROC(DestroyDescriptorSetLayout),
         };
 #ifdef VK_USE_PLATFORM_WIN32_KHR
         t.emplace("vkImportFenceWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(ImportFenceWin32HandleKHR));
