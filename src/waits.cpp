@@ -179,6 +179,7 @@ VkResult queue_wait_idle(QueueState& q) {
 VkResult device_wait_idle(DeviceState& d) {
     d.stats.add(Counter::DeviceWaitIdles);
     if (VkResult e = flush_for_observer(d); e < 0) return e;
+    if (d.fusion) submit::note_device_wait(d);
     if (!d.idle) return d.dispatch.DeviceWaitIdle(d.device);
     IdleTracker& t = *d.idle;
     std::vector<QueueState*> queues;

@@ -9,10 +9,17 @@
 // the open batch the moment the running one completes), so an application that never calls
 // Vulkan again still sees its work finish.
 //
-// Why not DXVK's "fewer than two running": on the H200 one submission costs the driver ~10 us
-// of CPU time against ~4 us of GPU time for a small batch, so with two allowed in flight the
-// GPU finished each one-command-buffer batch before the next arrived and nothing ever fused
-// (slipstream bench, 2026-12-01: 7603 of 7603 batches flushed with one command buffer).
+// When the GPU runs dry, waiting is worth it only up to what a submission costs: on the H200
+// the driver's vkQueueSubmit takes ~10 us of CPU time against ~4 us of GPU time for a small
+// batch, so flushing the moment the GPU is idle submitted every command buffer alone (7603 of
+// 7603 batches in one bench run). So an open batch on an idle GPU goes once it has waited as
+// long as one submission costs the driver (measured per queue); like renting skis until their
+// price is paid, that wastes at most as much GPU time as the submissions it saves.
+//
+// Queues whose application waits for about every submission (submit, wait, read) are in
+// latency mode: an idle GPU gets each submission at once, as the application recorded it.
+// Which mode a queue is in is learnt from how many submissions come per wait on the latest of
+// them (a fence wait on the newest fence of the queue, a queue or device idle wait).
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -49,18 +56,51 @@ inline constexpr uint32_t kMaxRecordsPerBatch = 4096;
 
 enum class AfterAppend : uint8_t { Keep, FlushFull, FlushGpuStarving };
 
-// After a submission joined the open batch: `ops` operations and `records` commands in it,
-// `in_flight` submissions of ours (batches, or direct ones) not yet complete.
-inline AfterAppend decide_after_append(uint32_t ops, uint32_t records, uint32_t batch_max, uint64_t in_flight) {
-    if (ops >= batch_max || records >= kMaxRecordsPerBatch) return AfterAppend::FlushFull;
-    if (in_flight == 0) return AfterAppend::FlushGpuStarving;
+// The open batch as the flush rules see it.
+struct OpenBatch {
+    uint32_t ops = 0;          // operations (dispatches, copies, fills, queries) in it
+    uint32_t records = 0;      // commands in it
+    uint64_t waited_ns = 0;    // since it was opened
+    uint64_t in_flight = 0;    // submissions of ours (batches or direct ones) still running
+    uint64_t submit_cost_ns = 0;  // what one driver submission costs on this queue
+    bool latency_mode = false;
+};
+
+// After a submission joined the open batch.
+inline AfterAppend decide_after_append(const OpenBatch& b, uint32_t batch_max) {
+    if (b.ops >= batch_max || b.records >= kMaxRecordsPerBatch) return AfterAppend::FlushFull;
+    if (b.in_flight == 0 && (b.latency_mode || b.waited_ns >= b.submit_cost_ns)) return AfterAppend::FlushGpuStarving;
     return AfterAppend::Keep;
 }
 
-// A fusable submission that finds no batch open and nothing of ours running goes to the driver
-// as the application recorded it (with the queue's timeline signal added): re-recording it
-// into a batch of ours would only add CPU time before the GPU starts.
-inline bool submit_directly(bool batch_open, uint64_t in_flight) { return !batch_open && in_flight == 0; }
+// A fusable submission that finds no batch open and nothing of ours running on a queue in
+// latency mode goes to the driver as the application recorded it (with the queue's timeline
+// signal added): re-recording it into a batch of ours would only add CPU time before the GPU
+// starts.
+inline bool submit_directly(bool latency_mode, bool batch_open, uint64_t in_flight) {
+    return latency_mode && !batch_open && in_flight == 0;
+}
+
+// Latency mode: at most two submissions per wait on average (x16, weight 1/2, as the idle
+// tracker learns fences), and no more than two since the last wait.
+struct SyncPattern {
+    uint32_t since_wait = 0;
+    uint32_t per_wait_x16 = 16;
+    bool latency_mode() const { return per_wait_x16 <= 2 * 16 && since_wait <= 2; }
+    void submitted() {
+        if (since_wait < 1024) ++since_wait;
+    }
+    void waited() {
+        per_wait_x16 = (per_wait_x16 + since_wait * 16) / 2;
+        since_wait = 0;
+    }
+};
+
+// What a driver submission costs, as a moving average (weight 1/4) of measured calls.
+inline uint64_t next_submit_cost(uint64_t average_ns, uint64_t sample_ns) {
+    if (sample_ns > 1000000) sample_ns = 1000000;  // a preempted call says nothing
+    return (3 * average_ns + sample_ns) / 4;
+}
 
 // Whether a batch opened at `opened_ns` has waited its time at `now_ns`.
 inline bool deadline_passed(uint64_t opened_ns, uint64_t now_ns, uint32_t max_defer_us) {

@@ -7,6 +7,7 @@
 #include "waits.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace slipstream::submit {
@@ -106,7 +107,7 @@ void DeviceFusion::wake() {
 }
 
 void DeviceFusion::run() {
-    const uint32_t max_defer_us = d_.settings.max_defer_us;
+    const uint64_t max_defer_ns = uint64_t(d_.settings.max_defer_us) * 1000;
     std::vector<QueueState*> queues;
     std::vector<VkSemaphore> semaphores;
     std::vector<uint64_t> values;
@@ -124,35 +125,46 @@ void DeviceFusion::run() {
         }
         semaphores.clear();
         values.clear();
-        uint64_t next_deadline = UINT64_MAX;
+        uint64_t wake_at = UINT64_MAX;
         for (QueueState* q : queues) {
             QueueFusion* f = q->fusion.get();
             if (!f || !f->has_open()) continue;
             std::lock_guard queue_lock(f->mutex());
             if (!f->open()) continue;
-            if (deadline_passed(f->opened_ns(), now_ns(), max_defer_us)) {
+            const OpenBatch b = f->batch_state();
+            if (b.waited_ns >= max_defer_ns) {
                 f->keep_error(f->flush(FlushReason::Deadline));
-            } else if (f->in_flight() == 0) {
+                continue;
+            }
+            if (b.in_flight == 0 && b.waited_ns >= b.submit_cost_ns) {
                 f->keep_error(f->flush(FlushReason::GpuStarving));
+                continue;
+            }
+            const uint64_t opened = f->opened_ns();
+            wake_at = std::min(wake_at, opened + max_defer_ns);
+            if (b.in_flight == 0) {
+                wake_at = std::min(wake_at, opened + b.submit_cost_ns);
             } else {
-                next_deadline = std::min(next_deadline, f->opened_ns() + uint64_t(max_defer_us) * 1000);
-                // The GPU starves once what runs now is done.
+                // The GPU runs dry once what runs now is done.
                 semaphores.push_back(f->timeline());
                 values.push_back(f->submitted_value());
             }
         }
+        const uint64_t now = now_ns();
+        const uint64_t timeout = wake_at == UINT64_MAX ? 0 : wake_at > now ? wake_at - now : 0;
         if (!semaphores.empty()) {
-            // Until a queue is about to run dry or a deadline comes, whichever is first. No lock
-            // is held: submissions go on meanwhile.
-            const uint64_t now = now_ns();
+            // No lock is held: submissions go on meanwhile.
             VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
             wait.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
             wait.semaphoreCount = uint32_t(semaphores.size());
             wait.pSemaphores = semaphores.data();
             wait.pValues = values.data();
-            d_.fusion_wait_semaphores(d_.device, &wait, next_deadline > now ? next_deadline - now : 0);
+            d_.fusion_wait_semaphores(d_.device, &wait, timeout);
+            lock.lock();
+        } else {
+            lock.lock();
+            if (timeout > 0 && !stop_) cv_.wait_for(lock, std::chrono::nanoseconds(timeout));
         }
-        lock.lock();
     }
 }
 
@@ -262,9 +274,12 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
             ++total;
         }
     }
-    if (why == PassReason::None && total > 0 && submit_directly(f.open(), f.in_flight())) {
-        d.stats.add(Counter::CommandBuffersDirect, total);
-        return f.submit_direct(count, submits, fence, next);
+    if (why == PassReason::None && total > 0) {
+        f.note_submission(fence);
+        if (submit_directly(f.latency_mode(), f.open(), f.in_flight())) {
+            d.stats.add(Counter::CommandBuffersDirect, total);
+            return f.submit_direct(count, submits, fence, next);
+        }
     }
     if (why == PassReason::None && (total > 0 || f.open())) {
         const bool was_open = f.open();
@@ -279,7 +294,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
             if (fence) f.add_fence(fence);
             d.stats.add(Counter::CommandBuffersFused, total);
             if (d.settings.max_defer_us == 0) return f.flush(FlushReason::Deadline);
-            switch (decide_after_append(f.open_ops(), f.open_records(), d.settings.batch_max, f.in_flight())) {
+            switch (decide_after_append(f.batch_state(), d.settings.batch_max)) {
             case AfterAppend::FlushFull: return f.flush(FlushReason::Full);
             case AfterAppend::FlushGpuStarving: return f.flush(FlushReason::GpuStarving);
             case AfterAppend::Keep: break;
@@ -317,6 +332,7 @@ VkResult flush_queue(QueueState& q, FlushReason reason) {
     QueueFusion* f = q.fusion.get();
     if (!f) return VK_SUCCESS;
     std::lock_guard lock(f->mutex());
+    if (reason == FlushReason::Observe) f->note_wait();
     VkResult r = f->flush(reason);
     if (r == VK_SUCCESS) r = f->take_error();
     return r;
@@ -342,6 +358,7 @@ VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
         if (!q->fusion || !q->fusion->has_open()) continue;
         std::lock_guard lock(q->fusion->mutex());
         if (!wanted(*q->fusion)) continue;
+        if (reason == FlushReason::Observe) q->fusion->note_wait();
         VkResult r = q->fusion->flush(reason);
         if (r < 0 && first == VK_SUCCESS) first = r;
     }
@@ -353,9 +370,44 @@ VkResult flush_device(DeviceState& d, FlushReason reason) {
     return flush_open(d, reason, [](const QueueFusion&) { return true; });
 }
 
+void note_device_wait(DeviceState& d) {
+    std::vector<QueueState*> queues;
+    {
+        std::lock_guard lock(d.mutex);
+        queues = d.queues;
+    }
+    for (QueueState* q : queues) {
+        if (!q->fusion) continue;
+        std::lock_guard lock(q->fusion->mutex());
+        q->fusion->note_wait();
+    }
+}
+
 VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
-    return flush_open(d, FlushReason::Observe,
-                      [&](const QueueFusion& f) { return f.holds_any(count, fences); });
+    // A wait on a queue's newest fence is a wait for everything it was given: what the
+    // queue's mode is learnt from.
+    QueueState* small[8];
+    std::vector<QueueState*> many;
+    size_t n;
+    {
+        std::lock_guard lock(d.mutex);
+        n = d.queues.size();
+        if (n <= 8) std::copy(d.queues.begin(), d.queues.end(), small);
+        else many = d.queues;
+    }
+    VkResult first = VK_SUCCESS;
+    for (size_t i = 0; i < n; ++i) {
+        QueueFusion* f = (n <= 8 ? small[i] : many[i])->fusion.get();
+        if (!f) continue;
+        const bool latest = f->latest_fence_in(count, fences);
+        if (!latest && !f->has_open()) continue;
+        std::lock_guard lock(f->mutex());
+        if (latest) f->note_wait();
+        if (!f->holds_any(count, fences)) continue;
+        VkResult r = f->flush(FlushReason::Observe);
+        if (r < 0 && first == VK_SUCCESS) first = r;
+    }
+    return first;
 }
 
 FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {

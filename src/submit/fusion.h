@@ -81,6 +81,9 @@ VkResult flush_queue(QueueState& q, FlushReason reason);
 // looked at, or the device waits). One atomic load when nothing is open.
 VkResult flush_device(DeviceState& d, FlushReason reason);
 
+// vkDeviceWaitIdle: the application waits for everything; every queue learns from it.
+void note_device_wait(DeviceState& d);
+
 // Before a wait on or status query of these fences: submits the open batches that carry one
 // of them (the others can signal without: their work reached the driver already).
 VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences);

@@ -143,8 +143,22 @@ VkResult QueueFusion::submit_app_command_buffers() {
     return r;
 }
 
-void QueueFusion::submitted(VkCommandBuffer cb, uint64_t value, VkResult result) {
+OpenBatch QueueFusion::batch_state() {
+    OpenBatch b;
+    b.ops = open_ops_;
+    b.records = open_records_;
+    const uint64_t opened = opened_ns_.load(std::memory_order_relaxed);
+    const uint64_t now = now_ns();
+    b.waited_ns = open_cb_ && now > opened ? now - opened : 0;
+    b.in_flight = in_flight();
+    b.submit_cost_ns = submit_cost_ns();
+    b.latency_mode = sync_.latency_mode();
+    return b;
+}
+
+void QueueFusion::submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t cost_ns) {
     d_.stats.add(Counter::DriverSubmits);
+    submit_cost_ns_.store(next_submit_cost(submit_cost_ns(), cost_ns), std::memory_order_relaxed);
     if (result == VK_SUCCESS) {
         submitted_.store(value, std::memory_order_release);
         in_flight_.push_back({cb, value});
@@ -172,9 +186,11 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits,
     copy[count - 1].signalSemaphoreCount = 1;
     copy[count - 1].pSignalSemaphores = &timeline_;
     TrackedSubmission tracked(&q_, fence);
+    const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
+    const uint64_t cost = now_ns() - start;
     tracked.end(r);
-    submitted(VK_NULL_HANDLE, value, r);
+    submitted(VK_NULL_HANDLE, value, r, cost);
     return r;
 }
 
@@ -197,9 +213,11 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits
     copy[count - 1].signalSemaphoreInfoCount = 1;
     copy[count - 1].pSignalSemaphoreInfos = &signal;
     TrackedSubmission tracked(&q_, fence);
+    const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
+    const uint64_t cost = now_ns() - start;
     tracked.end(r);
-    submitted(VK_NULL_HANDLE, value, r);
+    submitted(VK_NULL_HANDLE, value, r, cost);
     return r;
 }
 
@@ -224,13 +242,13 @@ VkResult QueueFusion::flush(FlushReason reason) {
         submit.pSignalSemaphores = &timeline_;
         const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.front();
         TrackedSubmission tracked(&q_, fence);
+        const uint64_t start = now_ns();
         r = d.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
+        const uint64_t cost = now_ns() - start;
         tracked.end(r);
-        d_.stats.add(Counter::DriverSubmits);
+        submitted(batch, value, r, cost);
     }
     if (r == VK_SUCCESS) {
-        submitted_.store(value, std::memory_order_release);
-        in_flight_.push_back({batch, value});
         d_.stats.add(Counter::BatchesFlushed);
         d_.stats.add(Counter::BatchCommandBuffers, app_cbs_.size());
         static constexpr Counter kByReason[] = {Counter::FlushFull,    Counter::FlushGpuStarving,
@@ -242,9 +260,7 @@ VkResult QueueFusion::flush(FlushReason reason) {
         // application's own command buffers carry the work instead.
         d.ResetCommandBuffer(batch, 0);
         free_.push_back(batch);
-        if (r == VK_ERROR_DEVICE_LOST) {
-            lost_ = r;
-        } else {
+        if (r != VK_ERROR_DEVICE_LOST) {
             log(LogLevel::Warn, "a fused batch failed (%d); submitting its %zu command buffers as they are", int(r),
                 app_cbs_.size());
             r = submit_app_command_buffers();

@@ -49,6 +49,17 @@ public:
     bool open() const { return open_cb_ != VK_NULL_HANDLE; }
     // Whether the open batch carries one of these fences (their signal waits for its flush).
     bool holds_any(uint32_t count, const VkFence* fences) const;
+    // The open batch (with the counter read for in_flight) as the flush rules see it.
+    OpenBatch batch_state();
+    bool latency_mode() const { return sync_.latency_mode(); }
+    // A fusable submission came (with this fence, or none); the application waited for the
+    // latest submission (its fence, or the queue or device idle).
+    void note_submission(VkFence fence) {
+        sync_.submitted();
+        latest_fence_.store(fence, std::memory_order_relaxed);
+    }
+    void note_wait() { sync_.waited(); }
+    uint64_t submit_cost_ns() const { return submit_cost_ns_.load(std::memory_order_relaxed); }
     uint32_t open_ops() const { return open_ops_; }
     uint32_t open_records() const { return open_records_; }
     // Submits the open batch, if any, and the empty submissions that signal its fences. An error
@@ -72,6 +83,14 @@ public:
 
     // --- any thread, no lock ---
     bool has_open() const { return has_open_.load(std::memory_order_acquire); }
+    // Whether one of these fences is the one of the latest fusable submission.
+    bool latest_fence_in(uint32_t count, const VkFence* fences) const {
+        const VkFence latest = latest_fence_.load(std::memory_order_relaxed);
+        if (!latest) return false;
+        for (uint32_t i = 0; i < count; ++i)
+            if (fences[i] == latest) return true;
+        return false;
+    }
     // When the open batch was opened (now_ns()); meaningful while has_open().
     uint64_t opened_ns() const { return opened_ns_.load(std::memory_order_relaxed); }
     VkSemaphore timeline() const { return timeline_; }
@@ -83,8 +102,8 @@ private:
         VkCommandBuffer cb;  // null for a direct submission
         uint64_t value;      // the timeline value its completion signals
     };
-    // After a submission that signals `value` returned `result`.
-    void submitted(VkCommandBuffer cb, uint64_t value, VkResult result);
+    // After a submission that signals `value` returned `result`, `cost_ns` after it began.
+    void submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t cost_ns);
     VkCommandBuffer acquire_command_buffer();
     void recycle(uint64_t completed);
     uint64_t completed_value();
@@ -106,6 +125,9 @@ private:
     std::vector<VkFence> fences_;
     std::atomic<bool> has_open_{false};
     std::atomic<uint64_t> opened_ns_{0};
+    SyncPattern sync_;
+    std::atomic<VkFence> latest_fence_{VK_NULL_HANDLE};
+    std::atomic<uint64_t> submit_cost_ns_{5000};  // until measured
     VkResult pending_error_ = VK_SUCCESS;
     VkResult lost_ = VK_SUCCESS;
 };
