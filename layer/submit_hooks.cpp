@@ -87,6 +87,14 @@ VKAPI_ATTR VkResult VKAPI_CALL GetFenceStatus(VkDevice device, VkFence fence) {
     return get_fence_status(*find_device(device), fence);
 }
 
+VKAPI_ATTR VkResult VKAPI_CALL CreateFence(VkDevice device, const VkFenceCreateInfo* info,
+                                           const VkAllocationCallbacks* allocator, VkFence* fence) {
+    DeviceState* state = find_device(device);
+    VkResult r = state->dispatch.CreateFence(device, info, allocator, fence);
+    if (r == VK_SUCCESS && state->fusion) state->fusion->fences().fence_created(*fence, *info);
+    return r;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL ResetFences(VkDevice device, uint32_t count, const VkFence* fences) {
     DeviceState* state = find_device(device);
     FenceReset reset(*state, count, fences);
@@ -95,7 +103,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetFences(VkDevice device, uint32_t count, cons
 
 VKAPI_ATTR void VKAPI_CALL DestroyFence(VkDevice device, VkFence fence, const VkAllocationCallbacks* allocator) {
     DeviceState* state = find_device(device);
-    FenceReset reset(*state, fence ? 1 : 0, &fence);
+    FenceReset reset(*state, fence ? 1 : 0, &fence, true);
     state->dispatch.DestroyFence(device, fence, allocator);
 }
 
@@ -108,6 +116,8 @@ VKAPI_ATTR VkResult VKAPI_CALL ImportFenceFdKHR(VkDevice device, const VkImportF
 VKAPI_ATTR VkResult VKAPI_CALL GetFenceFdKHR(VkDevice device, const VkFenceGetFdInfoKHR* info, int* fd) {
     DeviceState* state = find_device(device);
     if (VkResult e = observe_device(*state); e < 0) return e;
+    // The payload exported must be the driver's own.
+    submit::realize_fences(*state, 1, &info->fence);
     // A sync fd is exported with copy transference, which resets the fence (opaque fds share
     // the payload and change nothing).
     const bool resets = info->handleType == VK_EXTERNAL_FENCE_HANDLE_TYPE_SYNC_FD_BIT;

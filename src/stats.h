@@ -67,7 +67,9 @@ namespace slipstream {
     X(FlushDeadline, "flush_deadline")          /* ... by the deadline flusher */              \
     X(FlushPassThrough, "flush_pass_through")   /* ... before work fusion passes through */    \
     X(FlushDestroy, "flush_destroy")            /* ... at vkDestroyDevice */                  \
-    X(BatchFallbacks, "batch_fallbacks")        /* batches that failed: the app's own submitted */
+    X(BatchFallbacks, "batch_fallbacks")        /* batches that failed: the app's own submitted */ \
+    X(FencesAnswered, "fences_answered")        /* app fences answered from a batch's timeline */ \
+    X(FenceSubmits, "fence_submits")            /* empty submissions that signal an app fence */
 
 enum class Counter : int {
 #define X(id, name) id,

@@ -58,10 +58,57 @@ VkResult as_poll_result(QueueActivity a, VkResult error) {
 
 }  // namespace
 
+namespace {
+// Fences whose work is in a fused batch that did not carry them are answered from the queue's
+// timeline (submit/batch_fences.h): a wait on only such fences waits on the timelines. Returns
+// false when the wait is not of that kind; fences of that kind mixed with others are made
+// real first.
+bool wait_answered_fences(DeviceState& d, uint32_t count, const VkFence* fences, VkBool32 wait_all,
+                          uint64_t timeout, VkResult* result) {
+    if (!d.fusion || d.fusion->fences().none()) return false;
+    constexpr uint32_t kMax = 8;  // distinct timelines (one per fusing queue)
+    VkSemaphore semaphores[kMax];
+    uint64_t values[kMax];
+    uint32_t distinct = 0, answered = 0;
+    bool fits = true;
+    for (uint32_t i = 0; i < count; ++i) {
+        submit::PendingFence p;
+        if (!d.fusion->fences().find(fences[i], &p)) continue;
+        ++answered;
+        uint32_t k = 0;
+        while (k < distinct && semaphores[k] != p.timeline) ++k;
+        if (k == distinct) {
+            if (distinct == kMax) {
+                fits = false;
+                continue;
+            }
+            semaphores[distinct] = p.timeline;
+            values[distinct++] = p.value;
+        } else {
+            // All: the latest value covers the others; any: the earliest one is enough.
+            values[k] = wait_all ? std::max(values[k], p.value) : std::min(values[k], p.value);
+        }
+    }
+    if (answered == 0) return false;
+    if (answered < count || !fits) {
+        submit::realize_fences(d, count, fences);
+        return false;
+    }
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.flags = wait_all ? 0 : VK_SEMAPHORE_WAIT_ANY_BIT;
+    info.semaphoreCount = distinct;
+    info.pSemaphores = semaphores;
+    info.pValues = values;
+    *result = wait_semaphores(d, &info, timeout, d.fusion_wait_semaphores);
+    return true;
+}
+}  // namespace
+
 VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, VkBool32 wait_all,
                          uint64_t timeout) {
     d.stats.add(Counter::FenceWaits);
     if (VkResult e = flush_for_fences(d, count, fences); e < 0) return e;
+    if (VkResult answered; wait_answered_fences(d, count, fences, wait_all, timeout, &answered)) return answered;
     auto block = [&](uint64_t t) { return d.dispatch.WaitForFences(d.device, count, fences, wait_all, t); };
     if (!d.idle || count == 0) return block(timeout);
     IdleTracker& t = *d.idle;
@@ -104,6 +151,11 @@ VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, 
 
 VkResult get_fence_status(DeviceState& d, VkFence fence) {
     if (VkResult e = flush_for_fences(d, 1, &fence); e < 0) return e;
+    if (submit::PendingFence p; d.fusion && !d.fusion->fences().none() && d.fusion->fences().find(fence, &p)) {
+        uint64_t value = 0;
+        if (VkResult r = d.fusion_counter_value(d.device, p.timeline, &value); r != VK_SUCCESS) return r;
+        return value >= p.value ? VK_SUCCESS : VK_NOT_READY;
+    }
     if (!d.idle) return d.dispatch.GetFenceStatus(d.device, fence);
     IdleTracker& t = *d.idle;
     if (t.known_signaled(1, &fence, true)) return VK_SUCCESS;
@@ -228,8 +280,9 @@ void note_untracked_queue_work(QueueState& q) {
     q.device->idle->mark_unknown(q.idle);
 }
 
-FenceReset::FenceReset(DeviceState& d, uint32_t count, const VkFence* fences)
+FenceReset::FenceReset(DeviceState& d, uint32_t count, const VkFence* fences, bool destroyed)
     : t_(d.idle.get()), count_(count), fences_(fences) {
+    submit::forget_fences(d, count, fences, destroyed);
     if (t_) t_->begin_fence_reset(count_, fences_);
 }
 

@@ -27,7 +27,8 @@ void note_untracked_queue_work(QueueState& q);
 // before the call and forgets what it knew of them after it.
 class FenceReset {
 public:
-    FenceReset(DeviceState& d, uint32_t count, const VkFence* fences);
+    // `destroyed`: vkDestroyFence (everything the layer knew of the fences goes).
+    FenceReset(DeviceState& d, uint32_t count, const VkFence* fences, bool destroyed = false);
     ~FenceReset();
     FenceReset(const FenceReset&) = delete;
     FenceReset& operator=(const FenceReset&) = delete;

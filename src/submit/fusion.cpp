@@ -293,6 +293,8 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
         if (why == PassReason::None) {
             if (fence) f.add_fence(fence);
             d.stats.add(Counter::CommandBuffersFused, total);
+            // An exportable fence must be the driver's own: it leaves with the batch now.
+            if (fence && d.fusion->fences().exportable(fence)) return f.flush(FlushReason::Observe);
             if (d.settings.max_defer_us == 0) return f.flush(FlushReason::Deadline);
             switch (decide_after_append(f.batch_state(), d.settings.batch_max)) {
             case AfterAppend::FlushFull: return f.flush(FlushReason::Full);
@@ -368,6 +370,18 @@ VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
 
 VkResult flush_device(DeviceState& d, FlushReason reason) {
     return flush_open(d, reason, [](const QueueFusion&) { return true; });
+}
+
+void realize_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion || d.fusion->fences().none()) return;
+    for (const PendingFence& p : d.fusion->fences().take(count, fences)) {
+        std::lock_guard lock(p.queue->mutex());
+        p.queue->signal_fence(p.fence);
+    }
+}
+
+void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool destroyed) {
+    if (d.fusion) d.fusion->fences().forget(count, fences, destroyed);
 }
 
 void note_device_wait(DeviceState& d) {

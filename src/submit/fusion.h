@@ -10,6 +10,7 @@
 // order of work on the queue is always the application's.
 #pragma once
 
+#include "submit/batch_fences.h"
 #include "submit/flush_policy.h"
 
 #include <vulkan/vulkan.h>
@@ -50,6 +51,7 @@ public:
     ~DeviceFusion();  // stops the thread
     // A batch stays open: the flusher must watch its deadline.
     void wake();
+    BatchFences& fences() { return fences_; }
 
 private:
     void run();
@@ -58,6 +60,7 @@ private:
     std::condition_variable cv_;
     bool stop_ = false;
     bool woken_ = false;
+    BatchFences fences_;
     std::thread thread_;
 };
 
@@ -80,6 +83,13 @@ VkResult flush_queue(QueueState& q, FlushReason reason);
 // Submits every open batch of the device (before a fence, semaphore, query or event is
 // looked at, or the device waits). One atomic load when nothing is open.
 VkResult flush_device(DeviceState& d, FlushReason reason);
+
+// Fences answered from a timeline (batch_fences.h), for the fence entry points.
+// Makes these fences real (an empty submission with each, on its queue) where they are
+// answered from a timeline: before an export, or a wait that mixes them with others.
+void realize_fences(DeviceState& d, uint32_t count, const VkFence* fences);
+// vkResetFences, vkDestroyFence, imports: the fences' answers are forgotten.
+void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool destroyed);
 
 // vkDeviceWaitIdle: the application waits for everything; every queue learns from it.
 void note_device_wait(DeviceState& d);

@@ -128,13 +128,23 @@ bool QueueFusion::append(const CommandBufferState& cb) {
     return true;
 }
 
+VkResult QueueFusion::signal_fence(VkFence fence) {
+    TrackedSubmission tracked(&q_, fence);
+    VkResult r = d_.dispatch.QueueSubmit(q_.queue, 0, nullptr, tracked.fence());
+    tracked.end(r);
+    d_.stats.add(Counter::DriverSubmits);
+    d_.stats.add(Counter::FenceSubmits);
+    if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
+    return r;
+}
+
 VkResult QueueFusion::submit_app_command_buffers() {
     // Still recorded natively (capture runs beside the driver's recording), and pending in the
     // application's eyes, so untouched: submitting them is what the application asked for.
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = uint32_t(app_cbs_.size());
     submit.pCommandBuffers = app_cbs_.data();
-    const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.front();
+    const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.back();
     TrackedSubmission tracked(&q_, fence);
     VkResult r = d_.dispatch.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
     tracked.end(r);
@@ -240,7 +250,7 @@ VkResult QueueFusion::flush(FlushReason reason) {
         submit.pCommandBuffers = &batch;
         submit.signalSemaphoreCount = 1;
         submit.pSignalSemaphores = &timeline_;
-        const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.front();
+        const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.back();
         TrackedSubmission tracked(&q_, fence);
         const uint64_t start = now_ns();
         r = d.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
@@ -267,14 +277,18 @@ VkResult QueueFusion::flush(FlushReason reason) {
             if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
         }
     }
-    // Every further fence gets an empty submission after the batch: it signals once all work
-    // submitted before it has completed (FUSION.md rule 2: the application's fences stay real).
-    for (size_t i = 1; i < fences_.size() && r == VK_SUCCESS; ++i) {
-        TrackedSubmission tracked(&q_, fences_[i]);
-        r = d.QueueSubmit(q_.queue, 0, nullptr, tracked.fence());
-        tracked.end(r);
-        d_.stats.add(Counter::DriverSubmits);
-        if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
+    // The batch carried its last fence; each earlier one is answered from the timeline
+    // (batch_fences.h), or, where it is exportable or the batch failed, signaled by an empty
+    // submission after it (it signals once all work submitted before it has completed).
+    const bool batched = r == VK_SUCCESS && !in_flight_.empty() && in_flight_.back().cb == batch;
+    BatchFences* answers = d_.fusion ? &d_.fusion->fences() : nullptr;
+    for (size_t i = 0; i + 1 < fences_.size(); ++i) {
+        if (batched && answers && !answers->exportable(fences_[i])) {
+            answers->answer_later({fences_[i], this, timeline_, value});
+            d_.stats.add(Counter::FencesAnswered);
+        } else if (r == VK_SUCCESS) {
+            r = signal_fence(fences_[i]);
+        }
     }
     fences_.clear();
     app_cbs_.clear();

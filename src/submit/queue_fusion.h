@@ -72,6 +72,8 @@ public:
     // whether the GPU is still busy with them.
     VkResult submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
     VkResult submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
+    // An empty submission with `fence`: it signals once everything submitted so far is done.
+    VkResult signal_fence(VkFence fence);
     // Submissions of ours (batches and direct ones) not yet complete (one counter read).
     uint64_t in_flight();
     // The first error a flush met that no caller has returned yet (VK_SUCCESS if none); device

@@ -1,0 +1,56 @@
+#include "submit/batch_fences.h"
+
+namespace slipstream::submit {
+
+void BatchFences::fence_created(VkFence fence, const VkFenceCreateInfo& info) {
+    for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext) {
+        if (p->sType == VK_STRUCTURE_TYPE_EXPORT_FENCE_CREATE_INFO) {
+            std::lock_guard lock(mutex_);
+            exportable_.insert(fence);
+            return;
+        }
+    }
+}
+
+bool BatchFences::exportable(VkFence fence) {
+    std::lock_guard lock(mutex_);
+    return exportable_.count(fence) != 0;
+}
+
+void BatchFences::answer_later(const PendingFence& pending) {
+    std::lock_guard lock(mutex_);
+    pending_[pending.fence] = pending;
+    count_.store(pending_.size(), std::memory_order_release);
+}
+
+bool BatchFences::find(VkFence fence, PendingFence* out) {
+    std::lock_guard lock(mutex_);
+    auto it = pending_.find(fence);
+    if (it == pending_.end()) return false;
+    *out = it->second;
+    return true;
+}
+
+void BatchFences::forget(uint32_t count, const VkFence* fences, bool destroyed) {
+    std::lock_guard lock(mutex_);
+    for (uint32_t i = 0; i < count; ++i) {
+        pending_.erase(fences[i]);
+        if (destroyed) exportable_.erase(fences[i]);
+    }
+    count_.store(pending_.size(), std::memory_order_release);
+}
+
+std::vector<PendingFence> BatchFences::take(uint32_t count, const VkFence* fences) {
+    std::vector<PendingFence> taken;
+    std::lock_guard lock(mutex_);
+    for (uint32_t i = 0; i < count; ++i) {
+        auto it = pending_.find(fences[i]);
+        if (it == pending_.end()) continue;
+        taken.push_back(it->second);
+        pending_.erase(it);
+    }
+    count_.store(pending_.size(), std::memory_order_release);
+    return taken;
+}
+
+}  // namespace slipstream::submit

@@ -1,0 +1,57 @@
+// The application's fences whose work went into a fused batch that did not carry them.
+//
+// One vkQueueSubmit signals one fence, and on NVIDIA every submission costs the GPU ~11-16 us
+// however empty it is, so an empty submission per fence (the Khronos timeline layer's way)
+// would cost what fusion saves for applications that fence every submission. A batch
+// therefore carries only the last of its fences to the driver; each earlier one is answered
+// from the queue's timeline semaphore (signaled once the batch that holds its work completes):
+// waits and status queries on it read or wait for that value, and the driver's fence stays
+// unsignaled, which nobody can observe without going through the layer (a reset, destroy or
+// import forgets the mapping). Where the driver's own fence is needed (export, a wait mixing
+// such fences with others), it is made real first: an empty submission with it, after
+// everything already submitted. Exportable fences are never answered this way (FUSION.md rule
+// 2): they ride on an empty submission of their own.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace slipstream::submit {
+
+class QueueFusion;
+
+struct PendingFence {
+    VkFence fence = VK_NULL_HANDLE;
+    QueueFusion* queue = nullptr;
+    VkSemaphore timeline = VK_NULL_HANDLE;
+    uint64_t value = 0;  // signaled once the fence's work completed
+};
+
+class BatchFences {
+public:
+    // vkCreateFence: an exportable fence is never answered from a timeline.
+    void fence_created(VkFence fence, const VkFenceCreateInfo& info);
+    bool exportable(VkFence fence);
+    // A batch that signals `value` on `timeline` holds this fence's work.
+    void answer_later(const PendingFence& pending);
+    // Nothing is answered from a timeline: one atomic load.
+    bool none() const { return count_.load(std::memory_order_acquire) == 0; }
+    bool find(VkFence fence, PendingFence* out);
+    // Forgets these fences (reset, destroy, import); `destroyed` also forgets exportability.
+    void forget(uint32_t count, const VkFence* fences, bool destroyed = false);
+    // Removes these fences' entries and returns them (to be made real).
+    std::vector<PendingFence> take(uint32_t count, const VkFence* fences);
+
+private:
+    std::mutex mutex_;
+    std::unordered_map<VkFence, PendingFence> pending_;
+    std::unordered_set<VkFence> exportable_;
+    std::atomic<size_t> count_{0};
+};
+
+}  // namespace slipstream::submit
