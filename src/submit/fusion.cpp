@@ -132,12 +132,11 @@ void DeviceFusion::run() {
             std::lock_guard queue_lock(f->mutex());
             if (!f->open()) continue;
             const OpenBatch b = f->batch_state();
-            if (b.waited_ns >= max_defer_ns) {
-                f->keep_error(f->flush(FlushReason::Deadline));
-                continue;
-            }
-            if (b.in_flight == 0 && b.waited_ns >= b.submit_cost_ns) {
-                f->keep_error(f->flush(FlushReason::GpuStarving));
+            const FlusherAction action = decide_in_flusher(b, max_defer_ns);
+            if (action != FlusherAction::Wait) {
+                const FlushReason why =
+                    action == FlusherAction::FlushDeadline ? FlushReason::Deadline : FlushReason::GpuStarving;
+                f->keep_error(f->flush(why));
                 continue;
             }
             const uint64_t opened = f->opened_ns();
