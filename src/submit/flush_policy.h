@@ -11,13 +11,13 @@
 //
 // When the GPU runs dry with a batch open, waiting is worth it only up to what a submission
 // costs (like renting skis until their price is paid, that wastes at most as much GPU time as
-// the submissions it saves). What the driver's vkQueueSubmit costs the CPU is measured per
-// queue; what each submission costs the GPU on top (~11-16 us on the H200 however small it
-// is, against ~2-3 us of CPU time) is not visible to the layer, so a submitting thread never
-// flushes a streaming queue's batch for an idle GPU: the deadline flusher does, once the batch
-// has waited at least the measured submit cost (its own wake-up takes longer, which lets the
-// batch grow). In one bench run on the H200, flushing at submit time for an idle GPU kept
-// batches at 1.3 command buffers (10114 of 10384 flushes).
+// the submissions it saves). What a submission costs is measured per queue as its round trip
+// on an idle GPU: from the vkQueueSubmit of a batch while nothing of ours ran to the first
+// counter read that sees it complete (a slowly decaying minimum, since reads can come late).
+// The CPU time of vkQueueSubmit alone (~2-3 us on the H200) says nothing of what each
+// submission costs the GPU (~11-16 us however small it is): flushing once a batch had waited
+// that long kept batches at 1.2-1.3 command buffers in bench runs on the H200. A submitting
+// thread never flushes a streaming queue's batch for an idle GPU; the deadline flusher does.
 //
 // Queues whose application waits for about every submission (submit, wait, read) are in
 // latency mode: an idle GPU gets each submission at once, as the application recorded it.
@@ -65,7 +65,7 @@ struct OpenBatch {
     uint32_t records = 0;      // commands in it
     uint64_t waited_ns = 0;    // since it was opened
     uint64_t in_flight = 0;    // submissions of ours (batches or direct ones) still running
-    uint64_t submit_cost_ns = 0;  // what one driver submission costs the CPU on this queue
+    uint64_t submit_cost_ns = 0;  // one submission's round trip on an idle GPU, on this queue
     bool latency_mode = false;
 };
 
@@ -107,10 +107,11 @@ struct SyncPattern {
     }
 };
 
-// What a driver submission costs, as a moving average (weight 1/4) of measured calls.
-inline uint64_t next_submit_cost(uint64_t average_ns, uint64_t sample_ns) {
-    if (sample_ns > 1000000) sample_ns = 1000000;  // a preempted call says nothing
-    return (3 * average_ns + sample_ns) / 4;
+// The submission cost after one more round trip measured: the minimum, decaying upward by
+// 1/8 per sample so that a queue whose submissions got slower is followed.
+inline uint64_t next_submit_cost(uint64_t cost_ns, uint64_t sample_ns) {
+    const uint64_t decayed = cost_ns + cost_ns / 8 + 1;
+    return sample_ns < decayed ? sample_ns : decayed;
 }
 
 // Whether a batch opened at `opened_ns` has waited its time at `now_ns`.

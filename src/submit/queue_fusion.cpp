@@ -70,6 +70,10 @@ uint64_t QueueFusion::in_flight() {
     const uint64_t submitted = submitted_.load(std::memory_order_relaxed);
     if (in_flight_.empty()) return 0;
     const uint64_t done = completed_value();
+    if (probe_value_ && done >= probe_value_) {
+        submit_cost_ns_.store(next_submit_cost(submit_cost_ns(), now_ns() - probe_start_ns_), std::memory_order_relaxed);
+        probe_value_ = 0;
+    }
     recycle(done);
     return done >= submitted ? 0 : submitted - done;
 }
@@ -166,10 +170,14 @@ OpenBatch QueueFusion::batch_state() {
     return b;
 }
 
-void QueueFusion::submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t cost_ns) {
+void QueueFusion::submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t start_ns) {
     d_.stats.add(Counter::DriverSubmits);
-    submit_cost_ns_.store(next_submit_cost(submit_cost_ns(), cost_ns), std::memory_order_relaxed);
     if (result == VK_SUCCESS) {
+        // Nothing of ours runs: its round trip is what one submission costs.
+        if (in_flight_.empty() && !probe_value_) {
+            probe_value_ = value;
+            probe_start_ns_ = start_ns;
+        }
         submitted_.store(value, std::memory_order_release);
         in_flight_.push_back({cb, value});
     } else if (result == VK_ERROR_DEVICE_LOST) {
@@ -198,9 +206,8 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits,
     TrackedSubmission tracked(&q_, fence);
     const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
-    const uint64_t cost = now_ns() - start;
     tracked.end(r);
-    submitted(VK_NULL_HANDLE, value, r, cost);
+    submitted(VK_NULL_HANDLE, value, r, start);
     return r;
 }
 
@@ -225,9 +232,8 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits
     TrackedSubmission tracked(&q_, fence);
     const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
-    const uint64_t cost = now_ns() - start;
     tracked.end(r);
-    submitted(VK_NULL_HANDLE, value, r, cost);
+    submitted(VK_NULL_HANDLE, value, r, start);
     return r;
 }
 
@@ -254,9 +260,8 @@ VkResult QueueFusion::flush(FlushReason reason) {
         TrackedSubmission tracked(&q_, fence);
         const uint64_t start = now_ns();
         r = d.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
-        const uint64_t cost = now_ns() - start;
         tracked.end(r);
-        submitted(batch, value, r, cost);
+        submitted(batch, value, r, start);
     }
     if (r == VK_SUCCESS) {
         d_.stats.add(Counter::BatchesFlushed);

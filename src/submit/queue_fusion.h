@@ -104,8 +104,8 @@ private:
         VkCommandBuffer cb;  // null for a direct submission
         uint64_t value;      // the timeline value its completion signals
     };
-    // After a submission that signals `value` returned `result`, `cost_ns` after it began.
-    void submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t cost_ns);
+    // After a submission that signals `value`, begun at `start_ns`, returned `result`.
+    void submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t start_ns);
     VkCommandBuffer acquire_command_buffer();
     void recycle(uint64_t completed);
     uint64_t completed_value();
@@ -129,7 +129,9 @@ private:
     std::atomic<uint64_t> opened_ns_{0};
     SyncPattern sync_;
     std::atomic<VkFence> latest_fence_{VK_NULL_HANDLE};
-    std::atomic<uint64_t> submit_cost_ns_{5000};  // until measured
+    std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured
+    uint64_t probe_value_ = 0;                     // a submission made on an idle GPU ...
+    uint64_t probe_start_ns_ = 0;                  // ... and when it was made
     VkResult pending_error_ = VK_SUCCESS;
     VkResult lost_ = VK_SUCCESS;
 };
