@@ -1,0 +1,107 @@
+// The flush rules of fusion (src/submit/flush_policy.h), without a driver.
+#include "submit/flush_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace slipstream::submit {
+namespace {
+
+OpenBatch batch(uint32_t ops, uint64_t in_flight, bool latency, uint64_t waited_ns = 0, uint64_t cost_ns = 20000) {
+    OpenBatch b;
+    b.ops = ops;
+    b.records = ops * 4;
+    b.in_flight = in_flight;
+    b.latency_mode = latency;
+    b.waited_ns = waited_ns;
+    b.submit_cost_ns = cost_ns;
+    return b;
+}
+
+TEST(FlushPolicy, AFullBatchGoesWhateverRuns) {
+    EXPECT_EQ(decide_after_append(batch(32, 5, false), 32), AfterAppend::FlushFull);
+    EXPECT_EQ(decide_after_append(batch(31, 5, false), 32), AfterAppend::Keep);
+    OpenBatch many_records = batch(1, 5, false);
+    many_records.records = kMaxRecordsPerBatch;
+    EXPECT_EQ(decide_after_append(many_records, 32), AfterAppend::FlushFull);
+}
+
+TEST(FlushPolicy, AnIdleGpuGetsWorkAtOnceOnlyInLatencyMode) {
+    EXPECT_EQ(decide_after_append(batch(1, 0, true), 32), AfterAppend::FlushGpuStarving);
+    EXPECT_EQ(decide_after_append(batch(1, 1, true), 32), AfterAppend::Keep);
+    // Streaming: the submitting thread lets the batch grow, even long after the GPU went idle;
+    // the flusher decides.
+    EXPECT_EQ(decide_after_append(batch(1, 0, false, 1000000), 32), AfterAppend::Keep);
+}
+
+TEST(FlushPolicy, TheFlusherWaitsOneSubmissionCostOnAnIdleGpuAndNeverPastTheDeadline) {
+    const uint64_t deadline = 500000;
+    EXPECT_EQ(decide_in_flusher(batch(3, 0, false, 19999, 20000), deadline), FlusherAction::Wait);
+    EXPECT_EQ(decide_in_flusher(batch(3, 0, false, 20000, 20000), deadline), FlusherAction::FlushGpuStarving);
+    EXPECT_EQ(decide_in_flusher(batch(3, 2, false, 499999, 20000), deadline), FlusherAction::Wait);
+    EXPECT_EQ(decide_in_flusher(batch(3, 2, false, 500000, 20000), deadline), FlusherAction::FlushDeadline);
+    EXPECT_EQ(decide_in_flusher(batch(3, 0, false, 0, 20000), 0), FlusherAction::FlushDeadline);
+}
+
+TEST(FlushPolicy, DirectSubmissionNeedsLatencyModeAnIdleGpuAndNoOpenBatch) {
+    EXPECT_TRUE(submit_directly(true, false, 0));
+    EXPECT_FALSE(submit_directly(false, false, 0));
+    EXPECT_FALSE(submit_directly(true, true, 0));
+    EXPECT_FALSE(submit_directly(true, false, 1));
+}
+
+TEST(FlushPolicy, LatencyModeFollowsSubmissionsPerWait) {
+    SyncPattern p;
+    EXPECT_TRUE(p.latency_mode());  // until learnt: submit-then-wait pays no latency
+    for (int round = 0; round < 4; ++round) {
+        for (int i = 0; i < 64; ++i) p.submitted();
+        EXPECT_FALSE(p.latency_mode());
+        p.waited();
+    }
+    EXPECT_FALSE(p.latency_mode());  // 64 per wait on average
+    for (int round = 0; round < 8; ++round) {
+        p.submitted();
+        p.waited();
+    }
+    EXPECT_TRUE(p.latency_mode());  // one per wait again
+    p.submitted();
+    p.submitted();
+    EXPECT_TRUE(p.latency_mode());
+    p.submitted();
+    EXPECT_FALSE(p.latency_mode());  // a third without a wait: streaming now
+}
+
+TEST(FlushPolicy, SubmitCostIsADecayingMinimum) {
+    uint64_t cost = 20000;
+    cost = next_submit_cost(cost, 12000);
+    EXPECT_EQ(cost, 12000u);
+    const uint64_t late = next_submit_cost(cost, 900000);  // a read long after completion
+    EXPECT_EQ(late, 12000u + 1500u + 1u);
+    EXPECT_LT(late, 900000u);
+}
+
+TEST(FlushPolicy, SubmissionsWithSemaphoresOrExtensionsPassThrough) {
+    VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    EXPECT_EQ(classify_submit(s), PassReason::None);
+    VkSemaphore sem = reinterpret_cast<VkSemaphore>(uintptr_t(1));
+    s.signalSemaphoreCount = 1;
+    s.pSignalSemaphores = &sem;
+    EXPECT_EQ(classify_submit(s), PassReason::Semaphores);
+    VkSubmitInfo t{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    VkProtectedSubmitInfo prot{VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO};
+    t.pNext = &prot;
+    EXPECT_EQ(classify_submit(t), PassReason::SubmitExtension);
+
+    VkSubmitInfo2 s2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    EXPECT_EQ(classify_submit(s2), PassReason::None);
+    s2.flags = VK_SUBMIT_PROTECTED_BIT;
+    EXPECT_EQ(classify_submit(s2), PassReason::SubmitExtension);
+    VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
+    cb.deviceMask = 1;
+    VkSubmitInfo2 m{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    m.commandBufferInfoCount = 1;
+    m.pCommandBufferInfos = &cb;
+    EXPECT_EQ(classify_submit(m), PassReason::SubmitExtension);
+}
+
+}  // namespace
+}  // namespace slipstream::submit
