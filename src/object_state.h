@@ -132,6 +132,7 @@ struct DeviceState {
     std::unordered_map<VkCommandPool, CommandPoolInfo> command_pools;
     std::unordered_set<std::string> unknown_commands;  // the names that made it not fusable
     std::vector<QueueState*> queues;  // every queue retrieved; freed with the device
+    std::vector<submit::QueueFusion*> fusing_queues;  // their batches, while the device fuses
 };
 
 // --- lookups (any thread) ---

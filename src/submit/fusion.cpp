@@ -12,6 +12,29 @@
 
 namespace slipstream::submit {
 
+namespace {
+// The device's fusing queues, copied under the device's lock: the list only grows, and each
+// QueueFusion lives until vkDestroyDevice. (QueueState::fusion itself is read only by the
+// thread that submits to its queue.)
+class FusingQueues {
+public:
+    explicit FusingQueues(DeviceState& d) {
+        std::lock_guard lock(d.mutex);
+        n_ = d.fusing_queues.size();
+        if (n_ <= kSmall) std::copy(d.fusing_queues.begin(), d.fusing_queues.end(), small_);
+        else many_ = d.fusing_queues;
+    }
+    size_t size() const { return n_; }
+    QueueFusion* operator[](size_t i) const { return n_ <= kSmall ? small_[i] : many_[i]; }
+
+private:
+    static constexpr size_t kSmall = 8;
+    size_t n_ = 0;
+    QueueFusion* small_[kSmall] = {};
+    std::vector<QueueFusion*> many_;
+};
+}  // namespace
+
 // --- device creation ------------------------------------------------------------------------
 
 bool request_timeline_semaphores(const InstanceState& instance, VkPhysicalDevice physical_device,
@@ -108,7 +131,6 @@ void DeviceFusion::wake() {
 
 void DeviceFusion::run() {
     const uint64_t max_defer_ns = uint64_t(d_.settings.max_defer_us) * 1000;
-    std::vector<QueueState*> queues;
     std::vector<VkSemaphore> semaphores;
     std::vector<uint64_t> values;
     std::unique_lock lock(mutex_);
@@ -119,16 +141,13 @@ void DeviceFusion::run() {
             continue;
         }
         lock.unlock();
-        {
-            std::lock_guard device_lock(d_.mutex);
-            queues = d_.queues;
-        }
+        const FusingQueues queues(d_);
         semaphores.clear();
         values.clear();
         uint64_t wake_at = UINT64_MAX;
-        for (QueueState* q : queues) {
-            QueueFusion* f = q->fusion.get();
-            if (!f || !f->has_open()) continue;
+        for (size_t i = 0; i < queues.size(); ++i) {
+            QueueFusion* f = queues[i];
+            if (!f->has_open()) continue;
             std::lock_guard queue_lock(f->mutex());
             if (!f->open()) continue;
             const OpenBatch b = f->batch_state();
@@ -194,25 +213,21 @@ void start_queue(DeviceState& d, QueueState& q) {
             q.family, q.index);
         return;
     }
+    d.fusing_queues.push_back(f.get());
     q.fusion = std::move(f);
 }
 
 void stop_device(DeviceState& d) {
     if (!d.fusion) return;
     d.fusion.reset();  // the flusher stops
-    std::vector<QueueState*> queues;
-    {
-        std::lock_guard lock(d.mutex);
-        queues = d.queues;
-    }
-    for (QueueState* q : queues) {
-        QueueFusion* f = q->fusion.get();
-        if (!f) continue;
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
         std::lock_guard lock(f->mutex());
         f->flush(FlushReason::Destroy);
         // The application waited for what it submitted; ours may still run (and its command
         // buffers and semaphore go with the queue's state).
-        if (f->in_flight() > 0) d.dispatch.QueueWaitIdle(q->queue);
+        if (f->in_flight() > 0) f->wait_idle();
     }
 }
 
@@ -344,23 +359,15 @@ namespace {
 template <typename Wanted>
 VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
     if (d.open_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
-    QueueState* small[8];
-    std::vector<QueueState*> many;
-    size_t n;
-    {
-        std::lock_guard lock(d.mutex);
-        n = d.queues.size();
-        if (n <= 8) std::copy(d.queues.begin(), d.queues.end(), small);
-        else many = d.queues;
-    }
+    const FusingQueues queues(d);
     VkResult first = VK_SUCCESS;
-    for (size_t i = 0; i < n; ++i) {
-        QueueState* q = n <= 8 ? small[i] : many[i];
-        if (!q->fusion || !q->fusion->has_open()) continue;
-        std::lock_guard lock(q->fusion->mutex());
-        if (!wanted(*q->fusion)) continue;
-        if (reason == FlushReason::Observe) q->fusion->note_wait();
-        VkResult r = q->fusion->flush(reason);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
+        if (!f->has_open()) continue;
+        std::lock_guard lock(f->mutex());
+        if (!wanted(*f)) continue;
+        if (reason == FlushReason::Observe) f->note_wait();
+        VkResult r = f->flush(reason);
         if (r < 0 && first == VK_SUCCESS) first = r;
     }
     return first;
@@ -384,34 +391,21 @@ void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool d
 }
 
 void note_device_wait(DeviceState& d) {
-    std::vector<QueueState*> queues;
-    {
-        std::lock_guard lock(d.mutex);
-        queues = d.queues;
-    }
-    for (QueueState* q : queues) {
-        if (!q->fusion) continue;
-        std::lock_guard lock(q->fusion->mutex());
-        q->fusion->note_wait();
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        std::lock_guard lock(queues[i]->mutex());
+        queues[i]->note_wait();
     }
 }
 
 VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
     // A wait on a queue's newest fence is a wait for everything it was given: what the
     // queue's mode is learnt from.
-    QueueState* small[8];
-    std::vector<QueueState*> many;
-    size_t n;
-    {
-        std::lock_guard lock(d.mutex);
-        n = d.queues.size();
-        if (n <= 8) std::copy(d.queues.begin(), d.queues.end(), small);
-        else many = d.queues;
-    }
+    if (!d.fusion) return VK_SUCCESS;
+    const FusingQueues queues(d);
     VkResult first = VK_SUCCESS;
-    for (size_t i = 0; i < n; ++i) {
-        QueueFusion* f = (n <= 8 ? small[i] : many[i])->fusion.get();
-        if (!f) continue;
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
         const bool latest = f->latest_fence_in(count, fences);
         if (!latest && !f->has_open()) continue;
         std::lock_guard lock(f->mutex());

@@ -132,6 +132,8 @@ bool QueueFusion::append(const CommandBufferState& cb) {
     return true;
 }
 
+VkResult QueueFusion::wait_idle() { return d_.dispatch.QueueWaitIdle(q_.queue); }
+
 VkResult QueueFusion::signal_fence(VkFence fence) {
     TrackedSubmission tracked(&q_, fence);
     VkResult r = d_.dispatch.QueueSubmit(q_.queue, 0, nullptr, tracked.fence());

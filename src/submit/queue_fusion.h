@@ -72,6 +72,8 @@ public:
     // whether the GPU is still busy with them.
     VkResult submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
     VkResult submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
+    // vkQueueWaitIdle on the queue (vkDestroyDevice only: it blocks under the lock).
+    VkResult wait_idle();
     // An empty submission with `fence`: it signals once everything submitted so far is done.
     VkResult signal_fence(VkFence fence);
     // Submissions of ours (batches and direct ones) not yet complete (one counter read).
