@@ -51,9 +51,6 @@ VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice);
 VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice, VkQueryPool, uint32_t, uint32_t, size_t, void*, VkDeviceSize, VkQueryResultFlags);
 VKAPI_ATTR VkResult VKAPI_CALL GetEventStatus(VkDevice, VkEvent);
 VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreFdKHR(VkDevice, const VkSemaphoreGetFdInfoKHR*, int*);
-VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue, const VkDebugUtilsLabelEXT*);
-VKAPI_ATTR void VKAPI_CALL QueueEndDebugUtilsLabelEXT(VkQueue);
-VKAPI_ATTR void VKAPI_CALL QueueInsertDebugUtilsLabelEXT(VkQueue, const VkDebugUtilsLabelEXT*);
 
 // memory_hooks.cpp
 VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice, const VkBufferCreateInfo*, const VkAllocationCallbacks*, VkBuffer*);
@@ -90,6 +87,9 @@ struct NamedProc {
     const char* name;
     PFN_vkVoidFunction fn;
 };
+// queue_intercepts.cpp: the generated VkQueue wrappers, for vkGetDeviceProcAddr.
+const NamedProc* queue_intercepts(size_t* count);
+
 // Every vkCmd* wrapper (generated and hand-written), for vkGetDeviceProcAddr.
 const NamedProc* command_intercepts(size_t* count);
 // buffer_use_intercepts.cpp: the other commands that can name a buffer or memory (generated),

@@ -48,8 +48,7 @@ const ProcTable& device_procs() {
             PROC(InvalidateMappedMemoryRanges),
             PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
             PROC(GetQueryPoolResults),
-            PROC(GetEventStatus), PROC(GetSemaphoreFdKHR), PROC(QueueBeginDebugUtilsLabelEXT),
-            PROC(QueueEndDebugUtilsLabelEXT), PROC(QueueInsertDebugUtilsLabelEXT),
+            PROC(GetEventStatus), PROC(GetSemaphoreFdKHR),
             PROC(DestroyPipelineLayout), PROC(DestroyDescriptorSetLayout),
         };
 #ifdef VK_USE_PLATFORM_WIN32_KHR
@@ -58,6 +57,8 @@ const ProcTable& device_procs() {
         size_t count = 0;
         const NamedProc* commands = command_intercepts(&count);
         for (size_t i = 0; i < count; ++i) t.emplace(commands[i].name, commands[i].fn);
+        const NamedProc* queue_functions = queue_intercepts(&count);
+        for (size_t i = 0; i < count; ++i) t.emplace(queue_functions[i].name, queue_functions[i].fn);
         const NamedProc* uses = buffer_use_intercepts(&count);
         for (size_t i = 0; i < count; ++i) t.emplace(uses[i].name, uses[i].fn);
         return t;
@@ -78,8 +79,11 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, cons
     // Hand out our intercept only for commands the device below really has (enabled
     // extensions, supported core version); otherwise the application must see null.
     if (PFN_vkVoidFunction ours = find(device_procs(), name)) return next ? ours : nullptr;
-    // A vkCmd* we do not intercept (newer than our vk.xml) records behind our back.
-    if (next && std::string_view(name).substr(0, 5) == "vkCmd") capture::note_unknown_command(*state, name);
+    // A vkCmd* we do not intercept (newer than our vk.xml) records behind our back; a VkQueue
+    // function we do not intercept would use a queue the flusher may be submitting to.
+    const std::string_view n(name);
+    if (next && (n.substr(0, 5) == "vkCmd" || n.substr(0, 7) == "vkQueue" || n.substr(0, 10) == "vkGetQueue"))
+        capture::note_unknown_command(*state, name);
     // Any command newer than our vk.xml could name a buffer whose bind cached readback holds back.
     if (next && state->readback && state->readback->deferral() && !is_known_command(name))
         state->readback->deferral()->stop(("the application obtained " + std::string(name) + ", unknown to Slipstream").c_str());

@@ -174,20 +174,4 @@ VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreFdKHR(VkDevice device, const VkSemaph
     return state->dispatch.GetSemaphoreFdKHR(device, info, fd);
 }
 
-// Queue labels are ordered with the queue's work: after what fusion holds back.
-VKAPI_ATTR void VKAPI_CALL QueueBeginDebugUtilsLabelEXT(VkQueue queue, const VkDebugUtilsLabelEXT* label) {
-    submit::FlushedQueue flushed(find_queue(queue), submit::FlushReason::PassThrough);
-    find_device(queue)->dispatch.QueueBeginDebugUtilsLabelEXT(queue, label);
-}
-
-VKAPI_ATTR void VKAPI_CALL QueueEndDebugUtilsLabelEXT(VkQueue queue) {
-    submit::FlushedQueue flushed(find_queue(queue), submit::FlushReason::PassThrough);
-    find_device(queue)->dispatch.QueueEndDebugUtilsLabelEXT(queue);
-}
-
-VKAPI_ATTR void VKAPI_CALL QueueInsertDebugUtilsLabelEXT(VkQueue queue, const VkDebugUtilsLabelEXT* label) {
-    submit::FlushedQueue flushed(find_queue(queue), submit::FlushReason::PassThrough);
-    find_device(queue)->dispatch.QueueInsertDebugUtilsLabelEXT(queue, label);
-}
-
 }  // namespace slipstream::hooks

@@ -36,7 +36,7 @@ void note_unknown_command(DeviceState& device, const char* name) {
     device.stats.add(Counter::FusionDisabledUnknownCommands);
     log(LogLevel::Info,
         "%s: the application obtained %s, which Slipstream does not know (its vk.xml is %u.%u.%u): "
-        "command buffers of this device may hold commands Slipstream never sees, so it will not fuse them",
+        "it may record commands or use queues behind Slipstream's back, so this device will not fuse",
         device.properties.deviceName, name, VK_API_VERSION_MAJOR(VK_HEADER_VERSION_COMPLETE),
         VK_API_VERSION_MINOR(VK_HEADER_VERSION_COMPLETE), VK_API_VERSION_PATCH(VK_HEADER_VERSION_COMPLETE));
 }

@@ -278,6 +278,8 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     uint32_t total = 0;
     const CommandBufferState* inline_states[kInlineStates];
     std::vector<const CommandBufferState*> many;
+    // A device that handed out a command Slipstream does not know stops fusing at once.
+    if (!d.fusable.load(std::memory_order_relaxed)) why = PassReason::NotCaptured;
     for (uint32_t i = 0; i < count && why == PassReason::None; ++i) {
         why = classify_submit(submits[i]);
         for (uint32_t j = 0; j < command_buffer_count(submits[i]) && why == PassReason::None; ++j) {
