@@ -187,24 +187,42 @@ void QueueFusion::submitted(VkCommandBuffer cb, uint64_t value, VkResult result,
     }
 }
 
-VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
-    // The classification allowed no pNext and no semaphores: the last submission gets ours.
+namespace {
+// The classification allowed no pNext and no semaphores: the last submission of a copy of the
+// application's gets the queue's timeline signal.
+void add_signal(VkSubmitInfo& s, const VkTimelineSemaphoreSubmitInfo& values, const VkSemaphore& timeline,
+                const VkSemaphoreSubmitInfo&) {
+    s.pNext = &values;
+    s.signalSemaphoreCount = 1;
+    s.pSignalSemaphores = &timeline;
+}
+void add_signal(VkSubmitInfo2& s, const VkTimelineSemaphoreSubmitInfo&, const VkSemaphore&,
+                const VkSemaphoreSubmitInfo& signal) {
+    s.signalSemaphoreInfoCount = 1;
+    s.pSignalSemaphoreInfos = &signal;
+}
+}  // namespace
+
+template <typename Info, typename Next>
+VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
     const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
     values.signalSemaphoreValueCount = 1;
     values.pSignalSemaphoreValues = &value;
-    VkSubmitInfo small[4];
-    std::vector<VkSubmitInfo> many;
-    VkSubmitInfo* copy = small;
+    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    signal.semaphore = timeline_;
+    signal.value = value;
+    signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    Info small[4];
+    std::vector<Info> many;
+    Info* copy = small;
     if (count > 4) {
         many.assign(submits, submits + count);
         copy = many.data();
     } else {
         std::copy(submits, submits + count, small);
     }
-    copy[count - 1].pNext = &values;
-    copy[count - 1].signalSemaphoreCount = 1;
-    copy[count - 1].pSignalSemaphores = &timeline_;
+    add_signal(copy[count - 1], values, timeline_, signal);
     TrackedSubmission tracked(&q_, fence);
     const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
@@ -213,30 +231,13 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits,
     return r;
 }
 
+VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
+    return submit_direct_as(count, submits, fence, next);
+}
+
 VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
                                     PFN_vkQueueSubmit2 next) {
-    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
-    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-    signal.semaphore = timeline_;
-    signal.value = value;
-    signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-    VkSubmitInfo2 small[4];
-    std::vector<VkSubmitInfo2> many;
-    VkSubmitInfo2* copy = small;
-    if (count > 4) {
-        many.assign(submits, submits + count);
-        copy = many.data();
-    } else {
-        std::copy(submits, submits + count, small);
-    }
-    copy[count - 1].signalSemaphoreInfoCount = 1;
-    copy[count - 1].pSignalSemaphoreInfos = &signal;
-    TrackedSubmission tracked(&q_, fence);
-    const uint64_t start = now_ns();
-    VkResult r = next(q_.queue, count, copy, tracked.fence());
-    tracked.end(r);
-    submitted(VK_NULL_HANDLE, value, r, start);
-    return r;
+    return submit_direct_as(count, submits, fence, next);
 }
 
 VkResult QueueFusion::flush(FlushReason reason) {

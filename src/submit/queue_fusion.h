@@ -108,6 +108,8 @@ private:
     };
     // After a submission that signals `value`, begun at `start_ns`, returned `result`.
     void submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t start_ns);
+    template <typename Info, typename Next>
+    VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next);
     VkCommandBuffer acquire_command_buffer();
     void recycle(uint64_t completed);
     uint64_t completed_value();

@@ -3,6 +3,7 @@
 // between two device-local buffers). Work per dispatch varies (dispatch size and inner
 // rounds). Only the last submission has a fence; the host waits once. The final buffer is
 // compared with a CPU simulation of the same chain.
+#include "chain_step.h"
 #include "suite_util.h"
 #include "vk_app.h"
 
@@ -13,32 +14,11 @@
 
 namespace {
 
-struct Params {
-    uint32_t n, step, rounds, stride;
-};
-
-Params params_for(uint32_t step, uint32_t n) {
-    Params p;
-    p.n = n;
-    p.step = step;
-    p.rounds = 1 + (step * 5) % 7;  // 1..7 inner rounds
-    p.stride = 1 + 2 * (step % 4);  // 1, 3, 5, 7
-    return p;
-}
+using chain::Params;
+using chain::cpu_step;
+using chain::params_for;
 
 uint32_t groups_for(uint32_t step) { return 1 + (step * 37) % 64; }  // 1..64 workgroups
-
-void cpu_step(const std::vector<uint32_t>& src, std::vector<uint32_t>& dst, const Params& p) {
-    for (uint32_t j = 0; j < p.n; ++j) {
-        uint32_t x = src[j];
-        uint32_t y = src[(j * p.stride + p.step) % p.n];
-        for (uint32_t r = 0; r < p.rounds; ++r) {
-            x = x * 1664525u + (y ^ (p.step + r));
-            x ^= x >> 13;
-        }
-        dst[j] = x;
-    }
-}
 
 }  // namespace
 

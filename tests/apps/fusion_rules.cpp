@@ -11,6 +11,7 @@
 //   layout    a command buffer whose pipeline layout is destroyed after recording and before
 //             submission (legal): fusion must not replay a capture that names it.
 // Every scenario prints nothing but a failure; the program prints one checksum over all.
+#include "chain_step.h"
 #include "suite_util.h"
 #include "vk_app.h"
 
@@ -23,23 +24,9 @@
 
 namespace {
 
-struct Params {
-    uint32_t n, step, rounds, stride;
-};
-
-Params params_for(uint32_t step, uint32_t n) { return {n, step, 1 + (step * 5) % 7, 1 + 2 * (step % 4)}; }
-
-void cpu_step(const std::vector<uint32_t>& src, std::vector<uint32_t>& dst, const Params& p) {
-    for (uint32_t j = 0; j < p.n; ++j) {
-        uint32_t x = src[j];
-        uint32_t y = src[(j * p.stride + p.step) % p.n];
-        for (uint32_t r = 0; r < p.rounds; ++r) {
-            x = x * 1664525u + (y ^ (p.step + r));
-            x ^= x >> 13;
-        }
-        dst[j] = x;
-    }
-}
+using chain::Params;
+using chain::cpu_step;
+using chain::params_for;
 
 constexpr uint32_t kN = 4096 + 77;
 constexpr VkDeviceSize kBytes = VkDeviceSize(kN) * 4;
