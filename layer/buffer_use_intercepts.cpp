@@ -4,7 +4,7 @@
 // resolvers read.
 #include "buffer_uses.h"
 #include "hooks.h"
-#include "object_state.h"
+#include "core/object_state.h"
 
 #include <vector>
 

@@ -4,7 +4,7 @@
 #include "buffer_uses.h"
 #include "capture_commands.h"
 #include "hooks.h"
-#include "object_state.h"
+#include "core/object_state.h"
 
 #include <vector>
 

@@ -2,7 +2,7 @@
 // application's objects on every create, reset and destroy path.
 #include "capture/capture_control.h"
 #include "hooks.h"
-#include "object_state.h"
+#include "core/object_state.h"
 
 namespace slipstream::hooks {
 

@@ -1,8 +1,8 @@
 // Instance and device creation: walk the loader's layer chain, build dispatch tables, and
 // create the layer state that every later call finds.
 #include "hooks.h"
-#include "dispatch.h"
-#include "object_state.h"
+#include "core/dispatch.h"
+#include "core/object_state.h"
 
 
 #include <cstring>

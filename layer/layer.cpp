@@ -2,8 +2,8 @@
 // out Slipstream's intercepts and pass everything else down the chain.
 #include "capture/capture_control.h"
 #include "hooks.h"
-#include "object_state.h"
-#include "readback_buffer_uses.h"
+#include "core/object_state.h"
+#include "memory/readback_buffer_uses.h"
 
 #include <string>
 #include <string_view>

@@ -1,7 +1,7 @@
 // Buffers, images, memory requirements, allocation and binding: what the readback tracker
-// needs to know which allocations the host reads back (src/readback_tracker.h).
+// needs to know which allocations the host reads back (src/memory/readback_tracker.h).
 #include "hooks.h"
-#include "object_state.h"
+#include "core/object_state.h"
 
 #include <vector>
 

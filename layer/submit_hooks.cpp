@@ -1,7 +1,7 @@
 // Submissions, waits, and the fence and queue calls that tell Slipstream when work completes.
 #include "hooks.h"
-#include "object_state.h"
-#include "waits.h"
+#include "core/object_state.h"
+#include "waits/waits.h"
 
 namespace slipstream::hooks {
 

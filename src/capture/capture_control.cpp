@@ -1,6 +1,6 @@
 #include "capture/capture_control.h"
 
-#include "log.h"
+#include "core/log.h"
 
 namespace slipstream::capture {
 

@@ -3,7 +3,7 @@
 // vkEndCommandBuffer and vkGetDeviceProcAddr call these.
 #pragma once
 
-#include "object_state.h"
+#include "core/object_state.h"
 
 namespace slipstream::capture {
 

@@ -1,10 +1,10 @@
 #include "submit/fusion.h"
 
-#include "log.h"
-#include "object_state.h"
-#include "spin_wait.h"
+#include "core/log.h"
+#include "core/object_state.h"
+#include "waits/spin_wait.h"
 #include "submit/queue_fusion.h"
-#include "waits.h"
+#include "waits/waits.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,9 +1,9 @@
 #include "submit/queue_fusion.h"
 
-#include "log.h"
-#include "object_state.h"
-#include "spin_wait.h"
-#include "waits.h"
+#include "core/log.h"
+#include "core/object_state.h"
+#include "waits/spin_wait.h"
+#include "waits/waits.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "handle_map.h"
+#include "core/handle_map.h"
 
 #include <gtest/gtest.h>
 

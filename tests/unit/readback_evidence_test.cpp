@@ -1,9 +1,9 @@
-// The pure rules of cached readback's evidence from use (src/readback_evidence.h), and the
+// The pure rules of cached readback's evidence from use (src/memory/readback_evidence.h), and the
 // generated list of commands they rest on (buffer_uses.h).
 #include "buffer_uses.h"
-#include "readback_buffer_uses.h"
-#include "readback_evidence.h"
-#include "readback_policy.h"
+#include "memory/readback_buffer_uses.h"
+#include "memory/readback_evidence.h"
+#include "memory/readback_policy.h"
 
 #include "memory_layouts.h"
 

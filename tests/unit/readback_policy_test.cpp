@@ -1,6 +1,6 @@
 // Table-driven tests of the readback memory policy over layouts of real devices
 // (memory_layouts.h), plus a few synthetic layouts for the corners no device shows.
-#include "readback_policy.h"
+#include "memory/readback_policy.h"
 
 #include "memory_layouts.h"
 

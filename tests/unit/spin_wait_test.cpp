@@ -1,4 +1,4 @@
-#include "spin_wait.h"
+#include "waits/spin_wait.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 VkDeviceMemory, and the code that makes each of them resolve deferred binds first.
 
 Cached readback defers the binds of buffers into memory whose use is not known yet
-(src/readback_deferral.h). Before any command that can name such a buffer (or its memory)
+(src/memory/readback_deferral.h). Before any command that can name such a buffer (or its memory)
 reaches the driver, the deferral must decide where the buffer lives and bind it; otherwise the
 driver would see an unbound buffer. This script finds every such command in the registry:
 a parameter of type VkBuffer or VkDeviceMemory, an array of them, or a structure that holds one
@@ -190,7 +190,7 @@ def main():
               "namespace buffer_use {\n\n",
               "// One resolver per device-level command that can name a VkBuffer or VkDeviceMemory.\n",
               "// Called (while the device has pending binds or moved memory) before the command goes down.\n"]
-    generic = [banner, '#include "buffer_uses.h"\n', '#include "readback_buffer_uses.h"\n\n',
+    generic = [banner, '#include "buffer_uses.h"\n', '#include "memory/readback_buffer_uses.h"\n\n',
                "namespace slipstream::buffer_use {\n\n"]
     inl = [banner,
            "// Included by layer/buffer_use_intercepts.cpp: wrappers for the device commands that name\n",

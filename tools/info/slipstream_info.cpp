@@ -1,6 +1,6 @@
 // `slipstream info`: what the loader sees (devices, queue families, memory types), whether it
 // finds and enables Slipstream, and the settings the layer would use in this environment.
-#include "settings.h"
+#include "core/settings.h"
 
 #include <vulkan/vulkan.h>
 

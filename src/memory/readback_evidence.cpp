@@ -1,4 +1,4 @@
-#include "readback_evidence.h"
+#include "memory/readback_evidence.h"
 
 namespace slipstream {
 

@@ -1,4 +1,4 @@
-#include "queue_idle.h"
+#include "waits/queue_idle.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
-#include "readback_deferral.h"
+#include "memory/readback_deferral.h"
 
-#include "log.h"
-#include "object_state.h"
-#include "readback_policy.h"
+#include "core/log.h"
+#include "core/object_state.h"
+#include "memory/readback_policy.h"
 
 #include <algorithm>
 #include <cstring>

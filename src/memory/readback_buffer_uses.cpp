@@ -1,13 +1,13 @@
-// The hand-written resolvers (src/readback_buffer_uses.txt lists them for the generator): the
+// The hand-written resolvers (src/memory/readback_buffer_uses.txt lists them for the generator): the
 // commands whose use of a buffer tells host-read staging from memory the GPU reads. A transfer
 // WRITE into a buffer, with no read of the same memory in the command, moves its undecided
-// memory (src/readback_deferral.h); everything else keeps it.
-#include "readback_buffer_uses.h"
+// memory (src/memory/readback_deferral.h); everything else keeps it.
+#include "memory/readback_buffer_uses.h"
 
 #include "buffer_uses.h"
-#include "object_state.h"
-#include "readback_deferral.h"
-#include "readback_evidence.h"
+#include "core/object_state.h"
+#include "memory/readback_deferral.h"
+#include "memory/readback_evidence.h"
 
 #include <algorithm>
 #include <iterator>

@@ -3,7 +3,7 @@
 // driver's call.
 #pragma once
 
-#include "object_state.h"
+#include "core/object_state.h"
 
 namespace slipstream {
 

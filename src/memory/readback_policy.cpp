@@ -1,4 +1,4 @@
-#include "readback_policy.h"
+#include "memory/readback_policy.h"
 
 #include <cinttypes>
 #include <cstdio>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "command_table.h"
-#include "settings.h"
+#include "core/settings.h"
 
 #include <atomic>
 #include <cstdint>

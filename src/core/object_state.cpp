@@ -1,6 +1,6 @@
-#include "object_state.h"
+#include "core/object_state.h"
 
-#include "handle_map.h"
+#include "core/handle_map.h"
 
 #include <cstdlib>
 

@@ -8,11 +8,11 @@
 
 #include "capture/command_capture.h"
 #include "command_table.h"
-#include "queue_idle.h"
-#include "readback_tracker.h"
-#include "settings.h"
-#include "spin_wait.h"
-#include "stats.h"
+#include "waits/queue_idle.h"
+#include "memory/readback_tracker.h"
+#include "core/settings.h"
+#include "waits/spin_wait.h"
+#include "core/stats.h"
 #include "submit/fusion.h"
 #include "submit/queue_fusion.h"
 

@@ -31,7 +31,7 @@
 // answer and the layer's bookkeeping is never taken for the new submission's completion.
 #pragma once
 
-#include "stats.h"
+#include "core/stats.h"
 
 #include <vulkan/vulkan.h>
 #include <vulkan/vk_layer_dispatch_table.h>

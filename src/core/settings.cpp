@@ -1,4 +1,4 @@
-#include "settings.h"
+#include "core/settings.h"
 
 #include <vulkan/vk_layer_config.h>
 

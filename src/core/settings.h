@@ -3,7 +3,7 @@
 // warning naming the setting and what it accepts, and the default is used.
 #pragma once
 
-#include "log.h"
+#include "core/log.h"
 
 #include <functional>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "waits.h"
+#include "waits/waits.h"
 
 #include <algorithm>
 

@@ -22,8 +22,8 @@
 // and checks every bind into redirected memory; a mismatch is logged as an error and counted.
 #pragma once
 
-#include "readback_deferral.h"
-#include "settings.h"
+#include "memory/readback_deferral.h"
+#include "core/settings.h"
 
 #include <vulkan/vulkan.h>
 
