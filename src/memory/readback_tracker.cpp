@@ -185,30 +185,27 @@ uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char*
         }
     }
     const bool all = d_.settings.readback == ReadbackMode::AllHostVisible;
-    if (dedicated && dedicated->buffer) {
+    // A dedicated allocation's resource is known: it is evidence if the tracker knows it as
+    // readback (or every host-visible allocation counts), with that resource's type bits.
+    auto dedicated_to = [&](const auto& known_set, auto handle, auto get_reqs, const char* known_kind,
+                            const char* any_kind) -> uint32_t {
         bool known;
         {
             std::lock_guard lock(mutex_);
-            known = readback_buffers_.count(dedicated->buffer) != 0;
+            known = known_set.count(handle) != 0;
         }
         if (!known && !all) return 0;
         VkMemoryRequirements reqs;
-        d_.dispatch.GetBufferMemoryRequirements(d_.device, dedicated->buffer, &reqs);
-        *kind = known ? "dedicated readback buffer memory" : "dedicated host-visible buffer memory";
+        (d_.dispatch.*get_reqs)(d_.device, handle, &reqs);
+        *kind = known ? known_kind : any_kind;
         return reqs.memoryTypeBits;
-    }
-    if (dedicated && dedicated->image) {
-        bool known;
-        {
-            std::lock_guard lock(mutex_);
-            known = readback_images_.count(dedicated->image) != 0;
-        }
-        if (!known && !all) return 0;
-        VkMemoryRequirements reqs;
-        d_.dispatch.GetImageMemoryRequirements(d_.device, dedicated->image, &reqs);
-        *kind = known ? "dedicated readback image memory" : "dedicated host-visible image memory";
-        return reqs.memoryTypeBits;
-    }
+    };
+    if (dedicated && dedicated->buffer)
+        return dedicated_to(readback_buffers_, dedicated->buffer, &VkLayerDispatchTable::GetBufferMemoryRequirements,
+                            "dedicated readback buffer memory", "dedicated host-visible buffer memory");
+    if (dedicated && dedicated->image)
+        return dedicated_to(readback_images_, dedicated->image, &VkLayerDispatchTable::GetImageMemoryRequirements,
+                            "dedicated readback image memory", "dedicated host-visible image memory");
     const uint32_t safe = safe_targets_[info.memoryTypeIndex];
     const bool matches = hint && (hint->reqs.memoryTypeBits >> info.memoryTypeIndex & 1u);
     if (matches && !hint->probe && readback_hint_covers(info.allocationSize, hint->reqs)) {

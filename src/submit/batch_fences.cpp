@@ -7,12 +7,14 @@ void BatchFences::fence_created(VkFence fence, const VkFenceCreateInfo& info) {
         if (p->sType == VK_STRUCTURE_TYPE_EXPORT_FENCE_CREATE_INFO) {
             std::lock_guard lock(mutex_);
             exportable_.insert(fence);
+            exportable_count_.store(exportable_.size(), std::memory_order_release);
             return;
         }
     }
 }
 
 bool BatchFences::exportable(VkFence fence) {
+    if (exportable_count_.load(std::memory_order_acquire) == 0) return false;
     std::lock_guard lock(mutex_);
     return exportable_.count(fence) != 0;
 }
@@ -38,6 +40,7 @@ void BatchFences::forget(uint32_t count, const VkFence* fences, bool destroyed) 
         if (destroyed) exportable_.erase(fences[i]);
     }
     count_.store(pending_.size(), std::memory_order_release);
+    exportable_count_.store(exportable_.size(), std::memory_order_release);
 }
 
 std::vector<PendingFence> BatchFences::take(uint32_t count, const VkFence* fences) {

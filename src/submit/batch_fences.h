@@ -36,6 +36,7 @@ class BatchFences {
 public:
     // vkCreateFence: an exportable fence is never answered from a timeline.
     void fence_created(VkFence fence, const VkFenceCreateInfo& info);
+    // One atomic load while the device has no exportable fence (every fused submit asks).
     bool exportable(VkFence fence);
     // A batch that signals `value` on `timeline` holds this fence's work.
     void answer_later(const PendingFence& pending);
@@ -52,6 +53,7 @@ private:
     std::unordered_map<VkFence, PendingFence> pending_;
     std::unordered_set<VkFence> exportable_;
     std::atomic<size_t> count_{0};
+    std::atomic<size_t> exportable_count_{0};
 };
 
 }  // namespace slipstream::submit

@@ -60,8 +60,6 @@ public:
     }
     void note_wait() { sync_.waited(); }
     uint64_t submit_cost_ns() const { return submit_cost_ns_.load(std::memory_order_relaxed); }
-    uint32_t open_ops() const { return open_ops_; }
-    uint32_t open_records() const { return open_records_; }
     // Submits the open batch, if any, and the empty submissions that signal its fences. An error
     // of the driver's comes back (the batch's work then went to the driver as the
     // application's own command buffers, if the driver took those); VK_SUCCESS when there was
@@ -81,7 +79,6 @@ public:
     // The first error a flush met that no caller has returned yet (VK_SUCCESS if none); device
     // loss stays.
     VkResult take_error();
-    VkResult sticky_error() const { return lost_; }
     // Records the error of a flush the caller cannot return (the deadline flusher).
     void keep_error(VkResult result);
 

@@ -166,6 +166,28 @@ private:
         return buffer;
     }
 
+    // Binds buffer `i` (`what`: "region", "storage buffer") into `memory`, a block of `block`
+    // bytes of `type`, at the first offset from `cursor` its alignment allows, as a
+    // sub-allocator would; returns where it ends. A buffer that cannot go there is a setup
+    // error of the test (exit 2), not a finding.
+    VkDeviceSize place(const char* scenario, const char* what, size_t i, VkBuffer buffer, VkDeviceMemory memory,
+                       uint32_t type, VkDeviceSize block, VkDeviceSize cursor, VkDeviceSize* offset) {
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(ctx_.device, buffer, &req);
+        if (!(req.memoryTypeBits >> type & 1u)) {
+            std::fprintf(stderr, "scenario %s: %s %zu does not accept the block's type %u (bits 0x%x)\n", scenario,
+                         what, i, type, req.memoryTypeBits);
+            std::exit(2);
+        }
+        *offset = align_up(cursor, req.alignment);
+        if (*offset + req.size > block) {
+            std::fprintf(stderr, "scenario %s: %s %zu does not fit the block\n", scenario, what, i);
+            std::exit(2);
+        }
+        VK_CHECK(vkBindBufferMemory(ctx_.device, buffer, memory, *offset));
+        return *offset + req.size;
+    }
+
     // A device-local buffer the GPU fills, with its own allocation of the first DEVICE_LOCAL type.
     vkapp::Buffer device_buffer(VkDeviceSize size) {
         vkapp::Buffer b;
@@ -392,21 +414,8 @@ void App::block() {
     bool ok = true;
     for (size_t i = 0; i < kRegions; ++i) {
         regions[i] = create_buffer(sizes[i], kReadbackUsage);
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(ctx_.device, regions[i], &req);
-        if (!(req.memoryTypeBits >> type & 1u)) {
-            std::fprintf(stderr, "scenario %s: region %zu does not accept the block's type %u (bits 0x%x)\n",
-                         scenario, i, type, req.memoryTypeBits);
-            std::exit(2);
-        }
-        offsets[i] = align_up(cursor, req.alignment);
-        if (offsets[i] + req.size > kBlock) {
-            std::fprintf(stderr, "scenario %s: the regions do not fit the block\n", scenario);
-            std::exit(2);
-        }
-        VK_CHECK(vkBindBufferMemory(ctx_.device, regions[i], memory, offsets[i]));
         // Leave a gap, as sub-allocators do between regions freed and reused.
-        cursor = offsets[i] + req.size + 4 * kKiB + 4;
+        cursor = place(scenario, "region", i, regions[i], memory, type, kBlock, cursor, &offsets[i]) + 4 * kKiB + 4;
     }
 
     std::vector<uint8_t> expect(static_cast<size_t>(total));
@@ -463,15 +472,8 @@ void App::mixed_suballoc() {
     VkDeviceMemory memory = allocate(kBlock, type);
     VkDeviceSize offsets[kCount];
     VkDeviceSize cursor = 0;
-    for (size_t i = 0; i < kCount; ++i) {
-        offsets[i] = align_up(cursor, reqs[i].alignment);
-        if (offsets[i] + reqs[i].size > kBlock) {
-            std::fprintf(stderr, "scenario %s: the buffers do not fit the block\n", scenario);
-            std::exit(2);
-        }
-        VK_CHECK(vkBindBufferMemory(ctx_.device, buffers[i], memory, offsets[i]));
-        cursor = offsets[i] + reqs[i].size;
-    }
+    for (size_t i = 0; i < kCount; ++i)
+        cursor = place(scenario, "storage buffer", i, buffers[i], memory, type, kBlock, cursor, &offsets[i]);
 
     std::vector<uint8_t> expect(static_cast<size_t>(total));
     submit([&](VkCommandBuffer cb) {
@@ -726,20 +728,7 @@ void App::hint_then_block() {
     VkDeviceSize cursor = readback_req.size;
     for (size_t i = 0; i < kCount; ++i) {
         buffers[i] = create_buffer(sizes[i], VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(ctx_.device, buffers[i], &req);
-        if (!(req.memoryTypeBits >> type & 1u)) {
-            std::fprintf(stderr, "scenario %s: storage buffer %zu does not accept the block's type %u (bits 0x%x)\n",
-                         scenario, i, type, req.memoryTypeBits);
-            std::exit(2);
-        }
-        offsets[i] = align_up(cursor, req.alignment);
-        if (offsets[i] + req.size > kBlock) {
-            std::fprintf(stderr, "scenario %s: the buffers do not fit the block\n", scenario);
-            std::exit(2);
-        }
-        VK_CHECK(vkBindBufferMemory(ctx_.device, buffers[i], memory, offsets[i]));
-        cursor = offsets[i] + req.size;
+        cursor = place(scenario, "storage buffer", i, buffers[i], memory, type, kBlock, cursor, &offsets[i]);
     }
 
     // The host writes the inputs in place; the kernel transforms each word (roundtrip.comp).
