@@ -21,12 +21,11 @@ VkResult create_template(VkDevice device, const VkDescriptorUpdateTemplateCreate
     if (r == VK_SUCCESS && d->readback && d->readback->deferral()) d->readback->deferral()->template_created(*t, *info);
     return r;
 }
-template <typename Next>
-void destroy_template(VkDevice device, VkDescriptorUpdateTemplate t, const VkAllocationCallbacks* allocator, Next next) {
+void destroy_template(VkDevice device, VkDescriptorUpdateTemplate t, const VkAllocationCallbacks* allocator,
+                      capture::LayoutKeeper::Kind kind) {
     DeviceState* d = find_device(device);
-    if (t) d->layout_destroys.fetch_add(1, std::memory_order_acq_rel);  // captures may name it
     if (t && d->readback && d->readback->deferral()) d->readback->deferral()->template_destroyed(t);
-    (d->dispatch.*next)(device, t, allocator);
+    destroy_layout(device, kind, uint64_t(t), allocator);  // captures may name it
 }
 }  // namespace
 
@@ -43,11 +42,11 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDescriptorUpdateTemplateKHR(VkDevice device
 }
 VKAPI_ATTR void VKAPI_CALL DestroyDescriptorUpdateTemplate(VkDevice device, VkDescriptorUpdateTemplate t,
                                                            const VkAllocationCallbacks* allocator) {
-    destroy_template(device, t, allocator, &VkLayerDispatchTable::DestroyDescriptorUpdateTemplate);
+    destroy_template(device, t, allocator, capture::LayoutKeeper::Kind::UpdateTemplate);
 }
 VKAPI_ATTR void VKAPI_CALL DestroyDescriptorUpdateTemplateKHR(VkDevice device, VkDescriptorUpdateTemplate t,
                                                               const VkAllocationCallbacks* allocator) {
-    destroy_template(device, t, allocator, &VkLayerDispatchTable::DestroyDescriptorUpdateTemplateKHR);
+    destroy_template(device, t, allocator, capture::LayoutKeeper::Kind::UpdateTemplateKHR);
 }
 
 const NamedProc* buffer_use_intercepts(size_t* count) {

@@ -11,6 +11,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     DeviceState* state = find_device(device);
     PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
     submit::stop_device(*state);
+    state->layouts.destroy_all();
     remove_device(device);
     destroy(device, allocator);
 }
@@ -68,13 +69,18 @@ VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb, const VkCo
     // Beginning a command buffer resets it implicitly.
     state->reset();
     state->device->stats.add(Counter::CommandBuffersBegun);
-    if (state->device->settings.fuse) capture::begin_capture(*state, info);
+    if (state->device->settings.fuse && capture::begin_capture(*state, info)) return VK_SUCCESS;  // lazy
     return state->device->dispatch.BeginCommandBuffer(cb, info);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb) {
     CommandBufferState* state = find_command_buffer(cb);
+    if (state->lazy) {
+        capture::end_capture(*state, VK_SUCCESS);
+        return VK_SUCCESS;
+    }
     VkResult result = state->device->dispatch.EndCommandBuffer(cb);
+    if (state->native_error != VK_SUCCESS) result = state->native_error;
     if (state->capture) capture::end_capture(*state, result);
     return result;
 }
@@ -86,21 +92,31 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb, VkCommandB
     return result;
 }
 
-// Layouts a capture may name: once one is gone, captures begun before are not replayed
-// (FUSION.md rule 5); the application's own recording still is valid. Update templates count
-// too (buffer_use_intercepts.cpp).
+// Layouts a capture may name (FUSION.md rule 5): a lazy capture keeps them alive until it
+// goes; a capture next to a native recording is not replayed once one of them went (the
+// application's own recording still is valid). Update templates too (buffer_use_intercepts.cpp).
+capture::LayoutKeeper::Destroyers layout_destroyers(const DeviceState& d) {
+    return {d.dispatch.DestroyPipelineLayout, d.dispatch.DestroyDescriptorSetLayout,
+            d.dispatch.DestroyDescriptorUpdateTemplate, d.dispatch.DestroyDescriptorUpdateTemplateKHR};
+}
+
+void destroy_layout(VkDevice device, capture::LayoutKeeper::Kind kind, uint64_t handle,
+                    const VkAllocationCallbacks* allocator) {
+    DeviceState* state = find_device(device);
+    if (!handle) return;  // destroying VK_NULL_HANDLE does nothing
+    const size_t kept = state->layouts.kept();
+    state->layouts.destroy(device, layout_destroyers(*state), kind, handle, allocator);
+    if (state->layouts.kept() > kept) state->stats.add(Counter::LayoutDestroysPutOff);
+}
+
 VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice device, VkPipelineLayout layout,
                                                  const VkAllocationCallbacks* allocator) {
-    DeviceState* state = find_device(device);
-    if (layout) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
-    state->dispatch.DestroyPipelineLayout(device, layout, allocator);
+    destroy_layout(device, capture::LayoutKeeper::Kind::PipelineLayout, uint64_t(layout), allocator);
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyDescriptorSetLayout(VkDevice device, VkDescriptorSetLayout layout,
                                                       const VkAllocationCallbacks* allocator) {
-    DeviceState* state = find_device(device);
-    if (layout) state->layout_destroys.fetch_add(1, std::memory_order_acq_rel);
-    state->dispatch.DestroyDescriptorSetLayout(device, layout, allocator);
+    destroy_layout(device, capture::LayoutKeeper::Kind::SetLayout, uint64_t(layout), allocator);
 }
 
 }  // namespace slipstream::hooks

@@ -2,6 +2,8 @@
 // objects, lets the engine (src/) act, and calls down the chain.
 #pragma once
 
+#include "capture/layout_keeper.h"
+
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -26,6 +28,10 @@ VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer, const VkComma
 VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer);
 VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer, VkCommandBufferResetFlags);
 VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice, VkPipelineLayout, const VkAllocationCallbacks*);
+// Destroys a pipeline or set layout or an update template, or keeps it while lazy captures
+// may name it (capture/layout_keeper.h).
+void destroy_layout(VkDevice device, capture::LayoutKeeper::Kind kind, uint64_t handle,
+                    const VkAllocationCallbacks* allocator);
 VKAPI_ATTR void VKAPI_CALL DestroyDescriptorSetLayout(VkDevice, VkDescriptorSetLayout, const VkAllocationCallbacks*);
 
 // submit_hooks.cpp

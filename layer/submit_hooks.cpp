@@ -1,4 +1,5 @@
 // Submissions, waits, and the fence and queue calls that tell Slipstream when work completes.
+#include "capture/capture_control.h"
 #include "hooks.h"
 #include "core/object_state.h"
 #include "waits/waits.h"
@@ -27,6 +28,20 @@ void count_submits(DeviceState& device, uint32_t count, const VkSubmitInfo2* sub
             count_command_buffer(device, submits[i].pCommandBufferInfos[j].commandBuffer);
 }
 
+CommandBufferState* state_of(const VkSubmitInfo& s, uint32_t j) { return find_command_buffer(s.pCommandBuffers[j]); }
+CommandBufferState* state_of(const VkSubmitInfo2& s, uint32_t j) {
+    return find_command_buffer(s.pCommandBufferInfos[j].commandBuffer);
+}
+uint32_t count_of(const VkSubmitInfo& s) { return s.commandBufferCount; }
+uint32_t count_of(const VkSubmitInfo2& s) { return s.commandBufferInfoCount; }
+
+template <typename Info>
+void record_lazy_natively(uint32_t count, const Info* submits) {
+    for (uint32_t i = 0; i < count; ++i)
+        for (uint32_t j = 0; j < count_of(submits[i]); ++j)
+            if (CommandBufferState* cb = state_of(submits[i], j); cb && cb->lazy) capture::record_natively(*cb);
+}
+
 VkResult fused(QueueState& q, uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
     return submit::queue_submit(q, count, submits, fence, next);
 }
@@ -41,6 +56,7 @@ VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fenc
     DeviceState* device = q ? q->device : find_device(queue);
     if (device->stats.enabled()) count_submits(*device, count, submits);
     if (q && q->fusion) return fused(*q, count, submits, fence, device->dispatch.*next);
+    if (device->fusion) record_lazy_natively(count, submits);
     TrackedSubmission tracked(q, fence);
     VkResult result = (device->dispatch.*next)(queue, count, submits, tracked.fence());
     tracked.end(result);

@@ -1,22 +1,64 @@
 #include "capture/capture_control.h"
 
+#include "capture/barrier_cover.h"
 #include "core/log.h"
 
 namespace slipstream::capture {
 
-void begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info) {
-    if (!cb.device->fusable.load(std::memory_order_relaxed)) {
-        cb.capture.reset();
+namespace {
+// The capture stops at a command it cannot hold: the driver records everything so far.
+void make_native(void* context, const CommandCapture& capture) {
+    CommandBufferState& cb = *static_cast<CommandBufferState*>(context);
+    DeviceState& d = *cb.device;
+    cb.lazy = false;
+    d.stats.add(Counter::LazyMadeNative);
+    const VkResult r = d.dispatch.BeginCommandBuffer(cb.handle, capture.begin_info());
+    if (r != VK_SUCCESS) {
+        cb.native_error = r;
         return;
     }
+    capture.replay(d.dispatch, cb.handle);
+}
+
+// Lazy recording needs a device that fuses and a command buffer fusion can replay in its
+// place: primary, from a pool that is not protected (fusion's own pools are not).
+bool can_record_lazily(const CommandBufferState& cb) {
+    const DeviceState& d = *cb.device;
+    return d.settings.lazy_record && d.fusion && cb.level == VK_COMMAND_BUFFER_LEVEL_PRIMARY &&
+           !(cb.pool_flags & VK_COMMAND_POOL_CREATE_PROTECTED_BIT) && cb.capture->capturable();
+}
+}  // namespace
+
+bool begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info) {
+    if (!cb.device->fusable.load(std::memory_order_relaxed)) {
+        cb.capture.reset();
+        return false;
+    }
     if (!cb.capture) cb.capture = std::make_unique<CommandCapture>();
-    cb.layout_epoch = cb.device->layout_destroys.load(std::memory_order_acquire);
     cb.capture->begin(cb.level, info);
+    if (!can_record_lazily(cb)) {
+        cb.layout_epoch = cb.device->layouts.epoch();
+        return false;
+    }
+    cb.layout_epoch = cb.device->layouts.hold();
+    cb.holds_layouts = true;
+    cb.lazy = true;
+    cb.capture->on_stop(make_native, &cb);
+    cb.device->stats.add(Counter::LazyRecorded);
+    return true;
+}
+
+void record_natively(CommandBufferState& cb) {
+    if (!cb.lazy) return;
+    make_native(&cb, *cb.capture);
+    cb.capture->on_stop(nullptr, nullptr);
+    if (cb.native_error == VK_SUCCESS) cb.native_error = cb.device->dispatch.EndCommandBuffer(cb.handle);
 }
 
 void end_capture(CommandBufferState& cb, VkResult result) {
     CommandCapture& c = *cb.capture;
     c.end(result);
+    cb.opens_ordered = c.capturable() && opens_with_fuse_barrier(c);
     if (c.capturable()) {
         cb.device->stats.add(Counter::CommandBuffersCaptured);
         return;

@@ -8,8 +8,20 @@
 namespace slipstream::capture {
 
 // vkBeginCommandBuffer: starts a capture (creating it on first use) or drops the one the
-// command buffer had, if the device can no longer fuse.
-void begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info);
+// command buffer had, if the device can no longer fuse. Returns true when the command buffer
+// is recorded lazily (VK_SLIPSTREAM_LAZY_RECORD): the driver is not told of it now; the first
+// command that cannot be captured records the capture so far natively (from its begin info
+// on), and from there on the command buffer is recorded as usual.
+//
+// What laziness saves: on the H200 a naive runtime's small command buffer costs ~10 us of CPU
+// (slipstream-overhead's small_cb: begin 2.8, barrier+binds+dispatch 2.3, end 0.5, submit
+// 3.3); fusion replays it into its batch at submission anyway, so recording it into the
+// driver first paid for the same work twice.
+bool begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info);
+// A lazily recorded command buffer goes to a queue that does not fuse (fusion could not start
+// on it): the driver records it now, from its capture. (The application does not expect its
+// pool to be used here; this happens only where a queue's fusion failed for want of memory.)
+void record_natively(CommandBufferState& cb);
 // vkEndCommandBuffer returned `result`: counts the command buffer as captured or not.
 void end_capture(CommandBufferState& cb, VkResult result);
 // vkGetDeviceProcAddr handed the application `name`, a vkCmd* that Slipstream does not

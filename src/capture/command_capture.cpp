@@ -27,6 +27,8 @@ void CommandCapture::reset(bool release_memory) {
     clear(release_memory);
     stop_ = StopReason::None;
     stopped_at_ = "";
+    stop_hook_ = nullptr;
+    stop_context_ = nullptr;
     begun_ = ended_ = false;
     usage_ = 0;
 }
@@ -57,6 +59,10 @@ void CommandCapture::end(VkResult result) {
 
 void CommandCapture::stop(const char* where, StopReason reason) {
     if (!capturable()) return;
+    if (StopHook hook = stop_hook_) {
+        stop_hook_ = nullptr;
+        hook(stop_context_, *this);
+    }
     stop_ = reason;
     stopped_at_ = where;
     // Nothing of a capture that stopped is ever replayed: give its memory back now.

@@ -64,6 +64,13 @@ public:
         stop(kCommandInfo[int(id)].name, arena_.exhausted() ? StopReason::TooLarge : StopReason::UnknownStructure);
     }
     void stop(const char* where, StopReason reason);
+    // Called once, before the first stop gives the records back (a lazily recorded command
+    // buffer then records them natively); cleared by begin and reset.
+    using StopHook = void (*)(void* context, const CommandCapture& capture);
+    void on_stop(StopHook hook, void* context) {
+        stop_hook_ = hook;
+        stop_context_ = context;
+    }
 
     bool begun() const { return begun_; }
     bool ended() const { return ended_; }
@@ -106,6 +113,8 @@ private:
     void clear(bool release_memory);
 
     CaptureArena arena_;
+    StopHook stop_hook_ = nullptr;
+    void* stop_context_ = nullptr;
     CaptureRecord* head_ = nullptr;
     CaptureRecord* tail_ = nullptr;
     uint32_t count_ = 0;

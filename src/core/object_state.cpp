@@ -36,6 +36,12 @@ StatsSnapshot device_snapshot(const DeviceState& d) {
 }
 }  // namespace
 
+void CommandBufferState::release_layouts() {
+    if (!holds_layouts) return;
+    holds_layouts = false;
+    device->layouts.release(layout_epoch);
+}
+
 InstanceState* find_instance(const void* dispatchable) { return instances().find(dispatch_key(dispatchable)); }
 DeviceState* find_device(const void* dispatchable) { return devices().find(dispatch_key(dispatchable)); }
 QueueState* find_queue(VkQueue queue) { return queues().find(queue); }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "capture/command_capture.h"
+#include "capture/layout_keeper.h"
 #include "command_table.h"
 #include "waits/queue_idle.h"
 #include "memory/readback_tracker.h"
@@ -67,9 +68,27 @@ struct CommandBufferState {
     // The commands since vkBeginCommandBuffer, deep-copied for fusion (capture/). Null while
     // VK_SLIPSTREAM_FUSE is off or the device cannot fuse: the wrappers then pay one branch.
     std::unique_ptr<capture::CommandCapture> capture;
-    // DeviceState::layout_destroys when it was begun: a capture may name only layouts and
-    // templates that existed then.
+    // The device's layout epoch (LayoutKeeper: destroys of layouts and templates so far) when
+    // it was begun: a capture may name only layouts and templates that existed then.
     uint64_t layout_epoch = 0;
+    // Lazily recorded (VK_SLIPSTREAM_LAZY_RECORD): the driver has not seen this recording; it
+    // exists only as its capture, replayed into Slipstream's command buffers at submission.
+    // A command that cannot be captured records it natively first (capture_control.h).
+    bool lazy = false;
+    // Its capture's work follows a barrier of its own that holds the fuse barrier
+    // (capture/barrier_cover.h): fusion puts none in front of it.
+    bool opens_ordered = false;
+    // Counted live in the device's LayoutKeeper (lazy captures, and those made native
+    // mid-recording, until reset, re-begun or freed).
+    bool holds_layouts = false;
+    // The driver's vkBeginCommandBuffer failed when the recording was made native: returned
+    // by vkEndCommandBuffer.
+    VkResult native_error = VK_SUCCESS;
+
+    CommandBufferState() = default;
+    CommandBufferState(const CommandBufferState&) = delete;
+    CommandBufferState& operator=(const CommandBufferState&) = delete;
+    ~CommandBufferState() { release_layouts(); }
 
     void record(CommandId id) {
         const CommandInfo& info = kCommandInfo[int(id)];
@@ -88,7 +107,13 @@ struct CommandBufferState {
         stages = 0;
         for (uint32_t& c : command_counts) c = 0;
         if (capture) capture->reset(release_memory);
+        lazy = false;
+        opens_ordered = false;
+        native_error = VK_SUCCESS;
+        release_layouts();
     }
+    // No capture of this command buffer can be replayed any more (object_state.cpp).
+    void release_layouts();
 };
 
 struct DeviceState {
@@ -119,9 +144,10 @@ struct DeviceState {
     PFN_vkGetSemaphoreCounterValue fusion_counter_value = nullptr;
     PFN_vkWaitSemaphores fusion_wait_semaphores = nullptr;
     std::atomic<uint32_t> open_batches{0};
-    // Pipeline layouts, descriptor set layouts and update templates destroyed so far: a
-    // capture begun before one of them went may name it, and is not replayed.
-    std::atomic<uint64_t> layout_destroys{0};
+    // Pipeline layouts, descriptor set layouts and update templates: their destroys counted
+    // (a capture begun before one of them went may name it) and, while lazy captures may
+    // still be replayed with them, put off.
+    capture::LayoutKeeper layouts;
 
     struct CommandPoolInfo {
         VkCommandPoolCreateFlags flags = 0;

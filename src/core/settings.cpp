@@ -23,6 +23,8 @@ const std::vector<SettingSpec>& setting_specs() {
         {"batch_max", "1..4096 (operations)", "32", "operations (dispatches, copies, fills...) one fused batch may hold"},
         {"max_defer_us", "0..100000 (microseconds)", "500", "the longest a fused batch waits for more work before it is submitted"},
         {"fuse_barrier", "on|off", "on", "put a compute|transfer barrier between fused command buffers (for applications that rely on command-buffer boundaries)"},
+        {"lazy_record", "on|off", "on", "with fuse on: record fusable command buffers only as captures, not into the driver (they are replayed at submission)"},
+        {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
     };
     return specs;
 }
@@ -117,6 +119,9 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "max_defer_us", [](const std::string& t) { return parse_range(t, 0, 100000); },
              s.max_defer_us);
     read_one(lookup, warnings, "fuse_barrier", parse_bool, s.fuse_barrier);
+    read_one(lookup, warnings, "lazy_record", parse_bool, s.lazy_record);
+    read_one(lookup, warnings, "fuse_trace",
+             [](const std::string& t) { return std::optional<std::string>(t); }, s.fuse_trace);
     return s;
 }
 
@@ -153,6 +158,8 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"batch_max", std::to_string(s.batch_max)},
         {"max_defer_us", std::to_string(s.max_defer_us)},
         {"fuse_barrier", s.fuse_barrier ? "on" : "off"},
+        {"lazy_record", s.lazy_record ? "on" : "off"},
+        {"fuse_trace", s.fuse_trace},
     };
 }
 

@@ -28,6 +28,8 @@ struct Settings {
     uint32_t batch_max = 32;  // operations (dispatches, copies...) per fused batch
     uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
     bool fuse_barrier = true;  // a compute|transfer barrier between fused command buffers
+    bool lazy_record = true;  // fusion: capture only, record into the driver on demand
+    std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

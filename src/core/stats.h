@@ -69,7 +69,12 @@ namespace slipstream {
     X(FlushDestroy, "flush_destroy")            /* ... at vkDestroyDevice */                  \
     X(BatchFallbacks, "batch_fallbacks")        /* batches that failed: the app's own submitted */ \
     X(FencesAnswered, "fences_answered")        /* app fences answered from a batch's timeline */ \
-    X(FenceSubmits, "fence_submits")            /* empty submissions that signal an app fence */
+    X(FenceSubmits, "fence_submits")            /* empty submissions that signal an app fence */ \
+    X(LazyRecorded, "lazy_recorded")            /* command buffers begun without the driver */ \
+    X(LazyMadeNative, "lazy_made_native")       /* ... recorded natively at a command we cannot capture */ \
+    X(LazyReplayedAlone, "lazy_replayed_alone") /* ... replayed on their own for a pass-through submit */ \
+    X(LayoutDestroysPutOff, "layout_destroys_put_off") /* layouts/templates kept for lazy captures */ \
+    X(FuseBarriersLeftOut, "fuse_barriers_left_out") /* the command buffer opened with one that holds it */
 
 enum class Counter : int {
 #define X(id, name) id,

@@ -109,10 +109,18 @@ void restore_create_info(DeviceCreateStorage& storage) {
 // --- the deadline flusher --------------------------------------------------------------------
 
 DeviceFusion::DeviceFusion(DeviceState& device) : d_(device) {
+    if (!d_.settings.fuse_trace.empty()) trace_ = std::make_unique<FuseTrace>(d_.settings.fuse_trace);
     thread_ = std::thread([this] { run(); });
 }
 
 DeviceFusion::~DeviceFusion() {
+    stop();
+    if (trace_ && !trace_->write())
+        log(LogLevel::Error, "cannot write the fusion trace '%s'", d_.settings.fuse_trace.c_str());
+}
+
+void DeviceFusion::stop() {
+    if (!thread_.joinable()) return;
     {
         std::lock_guard lock(mutex_);
         stop_ = true;
@@ -177,7 +185,11 @@ void DeviceFusion::run() {
             wait.semaphoreCount = uint32_t(semaphores.size());
             wait.pSemaphores = semaphores.data();
             wait.pValues = values.data();
-            d_.fusion_wait_semaphores(d_.device, &wait, timeout);
+            const uint64_t start = trace_ ? now_ns() : 0;
+            const VkResult r = d_.fusion_wait_semaphores(d_.device, &wait, timeout);
+            if (trace_)
+                trace_->add({now_ns(), 0, TraceEvent::Woke, FlushReason::Full, uint32_t(semaphores.size()), 0,
+                             timeout, uint64_t(int64_t(r)), 0, now_ns() - start});
             lock.lock();
         } else {
             lock.lock();
@@ -219,7 +231,7 @@ void start_queue(DeviceState& d, QueueState& q) {
 
 void stop_device(DeviceState& d) {
     if (!d.fusion) return;
-    d.fusion.reset();  // the flusher stops
+    d.fusion->stop();
     const FusingQueues queues(d);
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
@@ -229,6 +241,7 @@ void stop_device(DeviceState& d) {
         // buffers and semaphore go with the queue's state).
         if (f->in_flight() > 0) f->wait_idle();
     }
+    d.fusion.reset();
 }
 
 // --- submission --------------------------------------------------------------------------------
@@ -243,7 +256,8 @@ PassReason classify_command_buffer(const DeviceState& d, const QueueState& q, Vk
         cb->level != VK_COMMAND_BUFFER_LEVEL_PRIMARY)
         return PassReason::NotCaptured;
     if (cb->queue_family != q.family) return PassReason::OtherFamily;
-    if (cb->layout_epoch != d.layout_destroys.load(std::memory_order_acquire)) return PassReason::LayoutsDestroyed;
+    // A lazy capture keeps what it names alive; one beside a native recording does not.
+    if (!cb->lazy && cb->layout_epoch != d.layouts.epoch()) return PassReason::LayoutsDestroyed;
     return PassReason::None;
 }
 
@@ -264,6 +278,15 @@ void count_passed(DeviceStats& stats, PassReason why, uint64_t n) {
     }
 }
 
+template <typename Info>
+bool names_lazy(uint32_t count, const Info* submits) {
+    for (uint32_t i = 0; i < count; ++i)
+        for (uint32_t j = 0; j < command_buffer_count(submits[i]); ++j)
+            if (const CommandBufferState* cb = find_command_buffer(command_buffer(submits[i], j)); cb && cb->lazy)
+                return true;
+    return false;
+}
+
 // Small calls are the common case: their command buffers' states without a heap allocation.
 constexpr uint32_t kInlineStates = 16;
 
@@ -276,6 +299,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
 
     PassReason why = PassReason::None;
     uint32_t total = 0;
+    bool lazy = false;  // a command buffer only a replay can carry
     const CommandBufferState* inline_states[kInlineStates];
     std::vector<const CommandBufferState*> many;
     // A device that handed out a command Slipstream does not know stops fusing at once.
@@ -285,6 +309,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
         for (uint32_t j = 0; j < command_buffer_count(submits[i]) && why == PassReason::None; ++j) {
             const CommandBufferState* cb;
             why = classify_command_buffer(d, q, command_buffer(submits[i], j), &cb);
+            lazy = lazy || (cb && cb->lazy);
             if (total < kInlineStates) inline_states[total] = cb;
             else many.push_back(cb);
             ++total;
@@ -292,7 +317,8 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     }
     if (why == PassReason::None && total > 0) {
         f.note_submission(fence);
-        if (submit_directly(f.latency_mode(), f.open(), f.in_flight())) {
+        // (A lazily recorded one goes into a batch, flushed at once below.)
+        if (!lazy && submit_directly(f.latency_mode(), f.open(), f.in_flight())) {
             d.stats.add(Counter::CommandBuffersDirect, total);
             return f.submit_direct(count, submits, fence, next);
         }
@@ -326,6 +352,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     for (uint32_t i = 0; i < count; ++i) cbs += command_buffer_count(submits[i]);
     count_passed(d.stats, why, cbs);
     if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
+    if (names_lazy(count, submits)) return f.submit_replayed(count, submits, fence, next);
     TrackedSubmission tracked(&q, fence);
     VkResult r = next(q.queue, count, submits, tracked.fence());
     tracked.end(r);

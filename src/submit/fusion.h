@@ -12,10 +12,12 @@
 
 #include "submit/batch_fences.h"
 #include "submit/flush_policy.h"
+#include "submit/fuse_trace.h"
 
 #include <vulkan/vulkan.h>
 
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -49,13 +51,18 @@ class DeviceFusion {
 public:
     explicit DeviceFusion(DeviceState& device);
     ~DeviceFusion();  // stops the thread
+    // Stops the flusher thread (vkDestroyDevice, before the last flushes).
+    void stop();
     // A batch stays open: the flusher must watch its deadline.
     void wake();
     BatchFences& fences() { return fences_; }
+    // VK_SLIPSTREAM_FUSE_TRACE's record, or null.
+    FuseTrace* trace() { return trace_.get(); }
 
 private:
     void run();
     DeviceState& d_;
+    std::unique_ptr<FuseTrace> trace_;
     std::mutex mutex_;
     std::condition_variable cv_;
     bool stop_ = false;

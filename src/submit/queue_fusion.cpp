@@ -1,11 +1,13 @@
 #include "submit/queue_fusion.h"
 
+#include "capture/barrier_cover.h"
 #include "core/log.h"
 #include "core/object_state.h"
 #include "waits/spin_wait.h"
 #include "waits/waits.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace slipstream::submit {
 
@@ -20,16 +22,13 @@ uint32_t operations(const CommandBufferState& cb) {
 // The barrier between two fused command buffers: everything compute and transfer work wrote
 // before it is visible to, and ordered before, compute and transfer work after it, indirect
 // parameters included. Access bits are named, not MEMORY_* (FUSION.md rule 8).
+// (capture/barrier_cover.h: a command buffer that opens with a barrier holding this one's
+// scopes and accesses needs none.)
 void fuse_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb) {
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_UNIFORM_READ_BIT |
-                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
-                            VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
-    d.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT |
-                             VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT,
-                         0, 1, &barrier, 0, nullptr, 0, nullptr);
+    barrier.srcAccessMask = capture::kFuseSrcAccess;
+    barrier.dstAccessMask = capture::kFuseDstAccess;
+    d.CmdPipelineBarrier(cb, capture::kFuseSrcStages, capture::kFuseDstStages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
 }
 }  // namespace
 
@@ -106,6 +105,14 @@ VkCommandBuffer QueueFusion::acquire_command_buffer() {
     return cb;
 }
 
+FuseTrace* QueueFusion::tracer() const { return d_.fusion ? d_.fusion->trace() : nullptr; }
+
+void QueueFusion::trace(FuseTrace& t, TraceEvent event, FlushReason reason, uint32_t cbs, uint64_t waited_ns,
+                        uint64_t in_flight, uint64_t call_ns) {
+    t.add({now_ns(), q_.family << 16 | q_.index, event, reason, cbs, open_ops_, waited_ns, in_flight,
+           submit_cost_ns(), call_ns});
+}
+
 bool QueueFusion::append(const CommandBufferState& cb) {
     const VkLayerDispatchTable& d = d_.dispatch;
     if (!open_cb_) {
@@ -123,10 +130,15 @@ bool QueueFusion::append(const CommandBufferState& cb) {
         has_open_.store(true, std::memory_order_release);
         d_.open_batches.fetch_add(1, std::memory_order_acq_rel);
     } else if (d_.settings.fuse_barrier && !app_cbs_.empty()) {
-        fuse_barrier(d, open_cb_);
+        if (cb.opens_ordered) d_.stats.add(Counter::FuseBarriersLeftOut);
+        else fuse_barrier(d, open_cb_);
     }
+    FuseTrace* t = tracer();
+    const uint64_t start = t ? now_ns() : 0;
     cb.capture->replay(d, open_cb_);
+    if (cb.lazy) ++open_lazy_;
     open_ops_ += operations(cb);
+    if (t) trace(*t, TraceEvent::Append, FlushReason::Full, 1, 0, 0, now_ns() - start);
     open_records_ += cb.capture->size();
     app_cbs_.push_back(cb.handle);
     return true;
@@ -203,16 +215,28 @@ void add_signal(VkSubmitInfo2& s, const VkTimelineSemaphoreSubmitInfo&, const Vk
 }
 }  // namespace
 
+namespace {
+// The queue's timeline signal of `value`, for either submit version (it points into itself).
+struct TimelineSignal {
+    uint64_t value;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    TimelineSignal(VkSemaphore timeline, uint64_t v) : value(v) {
+        values.signalSemaphoreValueCount = 1;
+        values.pSignalSemaphoreValues = &value;
+        info.semaphore = timeline;
+        info.value = v;
+        info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    }
+    TimelineSignal(const TimelineSignal&) = delete;
+    TimelineSignal& operator=(const TimelineSignal&) = delete;
+};
+}  // namespace
+
 template <typename Info, typename Next>
 VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
     const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
-    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    values.signalSemaphoreValueCount = 1;
-    values.pSignalSemaphoreValues = &value;
-    VkSemaphoreSubmitInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
-    signal.semaphore = timeline_;
-    signal.value = value;
-    signal.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    const TimelineSignal signal(timeline_, value);
     Info small[4];
     std::vector<Info> many;
     Info* copy = small;
@@ -222,13 +246,122 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
     } else {
         std::copy(submits, submits + count, small);
     }
-    add_signal(copy[count - 1], values, timeline_, signal);
+    add_signal(copy[count - 1], signal.values, timeline_, signal.info);
     TrackedSubmission tracked(&q_, fence);
+    FuseTrace* t = tracer();
+    const uint64_t busy = t ? in_flight() : 0;
     const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
     tracked.end(r);
+    if (t) trace(*t, TraceEvent::Direct, FlushReason::Full, count, 0, busy, now_ns() - start);
     submitted(VK_NULL_HANDLE, value, r, start);
     return r;
+}
+
+VkCommandBuffer QueueFusion::record_alone(const CommandBufferState& cb) {
+    const VkLayerDispatchTable& d = d_.dispatch;
+    VkCommandBuffer ours = acquire_command_buffer();
+    if (!ours) return VK_NULL_HANDLE;
+    // Its own begin info: usage and pNext (device group masks) as the application recorded it.
+    if (d.BeginCommandBuffer(ours, cb.capture->begin_info()) != VK_SUCCESS) {
+        free_.push_back(ours);
+        return VK_NULL_HANDLE;
+    }
+    cb.capture->replay(d, ours);
+    if (d.EndCommandBuffer(ours) != VK_SUCCESS) {
+        d.ResetCommandBuffer(ours, 0);
+        free_.push_back(ours);
+        return VK_NULL_HANDLE;
+    }
+    d_.stats.add(Counter::LazyReplayedAlone);
+    return ours;
+}
+
+namespace {
+VkCommandBuffer handle_of(VkCommandBuffer cb) { return cb; }
+VkCommandBuffer handle_of(const VkCommandBufferSubmitInfo& info) { return info.commandBuffer; }
+void set_handle(VkCommandBuffer& cb, VkCommandBuffer handle) { cb = handle; }
+void set_handle(VkCommandBufferSubmitInfo& info, VkCommandBuffer handle) { info.commandBuffer = handle; }
+const VkCommandBuffer* command_buffers_of(const VkSubmitInfo& s, uint32_t* n) {
+    *n = s.commandBufferCount;
+    return s.pCommandBuffers;
+}
+const VkCommandBufferSubmitInfo* command_buffers_of(const VkSubmitInfo2& s, uint32_t* n) {
+    *n = s.commandBufferInfoCount;
+    return s.pCommandBufferInfos;
+}
+void point_at(VkSubmitInfo& s, const VkCommandBuffer* cbs) { s.pCommandBuffers = cbs; }
+void point_at(VkSubmitInfo2& s, const VkCommandBufferSubmitInfo* cbs) { s.pCommandBufferInfos = cbs; }
+// A submission of nothing that signals the queue's timeline once all before it completed.
+void timeline_only(VkSubmitInfo& s, const VkTimelineSemaphoreSubmitInfo& values, const VkSemaphore& timeline,
+                   const VkSemaphoreSubmitInfo&) {
+    s = {VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+    s.signalSemaphoreCount = 1;
+    s.pSignalSemaphores = &timeline;
+}
+void timeline_only(VkSubmitInfo2& s, const VkTimelineSemaphoreSubmitInfo&, const VkSemaphore&,
+                   const VkSemaphoreSubmitInfo& signal) {
+    s = {VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    s.signalSemaphoreInfoCount = 1;
+    s.pSignalSemaphoreInfos = &signal;
+}
+}  // namespace
+
+template <typename Info, typename Next>
+VkResult QueueFusion::submit_replayed_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
+    using Entry = std::remove_const_t<std::remove_pointer_t<decltype(command_buffers_of(submits[0], nullptr))>>;
+    std::vector<Info> infos(submits, submits + count);
+    std::vector<std::vector<Entry>> lists(count);
+    std::vector<VkCommandBuffer> ours;
+    VkResult r = VK_SUCCESS;
+    for (uint32_t i = 0; i < count && r == VK_SUCCESS; ++i) {
+        uint32_t n = 0;
+        const Entry* entries = command_buffers_of(submits[i], &n);
+        lists[i].assign(entries, entries + n);
+        for (Entry& e : lists[i]) {
+            const CommandBufferState* cb = find_command_buffer(handle_of(e));
+            if (!cb || !cb->lazy) continue;
+            const VkCommandBuffer replayed = record_alone(*cb);
+            if (!replayed) {
+                r = VK_ERROR_OUT_OF_HOST_MEMORY;
+                break;
+            }
+            ours.push_back(replayed);
+            set_handle(e, replayed);
+        }
+        point_at(infos[i], lists[i].data());
+    }
+    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
+    const TimelineSignal signal(timeline_, value);
+    if (r == VK_SUCCESS) {
+        infos.emplace_back();
+        timeline_only(infos.back(), signal.values, timeline_, signal.info);
+        TrackedSubmission tracked(&q_, fence);
+        const uint64_t start = now_ns();
+        r = next(q_.queue, count + 1, infos.data(), tracked.fence());
+        tracked.end(r);
+        if (r == VK_SUCCESS) {
+            // Ours are recycled once the timeline passes `value`.
+            for (size_t k = 0; k + 1 < ours.size(); ++k) in_flight_.push_back({ours[k], value});
+            submitted(ours.empty() ? VK_NULL_HANDLE : ours.back(), value, r, start);
+            return r;
+        }
+        submitted(VK_NULL_HANDLE, value, r, start);
+    }
+    for (VkCommandBuffer c : ours) {
+        d_.dispatch.ResetCommandBuffer(c, 0);
+        free_.push_back(c);
+    }
+    return r;
+}
+
+VkResult QueueFusion::submit_replayed(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
+    return submit_replayed_as(count, submits, fence, next);
+}
+
+VkResult QueueFusion::submit_replayed(uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
+                                      PFN_vkQueueSubmit2 next) {
+    return submit_replayed_as(count, submits, fence, next);
 }
 
 VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
@@ -243,6 +376,9 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits
 VkResult QueueFusion::flush(FlushReason reason) {
     if (!open_cb_) return VK_SUCCESS;
     const VkLayerDispatchTable& d = d_.dispatch;
+    FuseTrace* t = tracer();
+    const uint64_t busy = t ? in_flight() : 0;
+    const uint64_t waited = t ? now_ns() - opened_ns_.load(std::memory_order_relaxed) : 0;
     VkCommandBuffer batch = open_cb_;
     open_cb_ = VK_NULL_HANDLE;
     has_open_.store(false, std::memory_order_release);
@@ -264,6 +400,7 @@ VkResult QueueFusion::flush(FlushReason reason) {
         const uint64_t start = now_ns();
         r = d.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
         tracked.end(r);
+        if (t) trace(*t, TraceEvent::Flush, reason, uint32_t(app_cbs_.size()), waited, busy, now_ns() - start);
         submitted(batch, value, r, start);
     }
     if (r == VK_SUCCESS) {
@@ -275,16 +412,24 @@ VkResult QueueFusion::flush(FlushReason reason) {
         d_.stats.add(kByReason[int(reason)]);
     } else {
         // Our batch never reached the GPU: its command buffer is free again, and the
-        // application's own command buffers carry the work instead.
+        // application's own command buffers carry the work instead where the driver has them.
         d.ResetCommandBuffer(batch, 0);
         free_.push_back(batch);
-        if (r != VK_ERROR_DEVICE_LOST) {
+        if (r != VK_ERROR_DEVICE_LOST && open_lazy_ == 0) {
             log(LogLevel::Warn, "a fused batch failed (%d); submitting its %zu command buffers as they are", int(r),
                 app_cbs_.size());
             r = submit_app_command_buffers();
             if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
+        } else if (r != VK_ERROR_DEVICE_LOST) {
+            // Lazily recorded: only the batch had them. The error reaches the application
+            // (from this call or its next submission or wait); its fences still signal, so
+            // nothing waits forever.
+            log(LogLevel::Error, "a fused batch failed (%d): the work of %zu command buffers was not submitted",
+                int(r), app_cbs_.size());
+            if (!fences_.empty()) signal_fence(fences_.back());
         }
     }
+    open_lazy_ = 0;
     // The batch carried its last fence; each earlier one is answered from the timeline
     // (batch_fences.h), or, where it is exportable or the batch failed, signaled by an empty
     // submission after it (it signals once all work submitted before it has completed).

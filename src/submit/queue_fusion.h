@@ -11,6 +11,7 @@
 #pragma once
 
 #include "submit/flush_policy.h"
+#include "submit/fuse_trace.h"
 
 #include <vulkan/vulkan.h>
 
@@ -70,6 +71,11 @@ public:
     // whether the GPU is still busy with them.
     VkResult submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
     VkResult submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
+    // A submission that is passed through but names lazily recorded command buffers: each of
+    // those is replayed into a command buffer of ours in its place, and one more submission
+    // after the application's signals the queue's timeline (ours are recycled once it passes).
+    VkResult submit_replayed(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
+    VkResult submit_replayed(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
     // vkQueueWaitIdle on the queue (vkDestroyDevice only: it blocks under the lock).
     VkResult wait_idle();
     // An empty submission with `fence`: it signals once everything submitted so far is done.
@@ -107,7 +113,15 @@ private:
     void submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t start_ns);
     template <typename Info, typename Next>
     VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next);
+    template <typename Info, typename Next>
+    VkResult submit_replayed_as(uint32_t count, const Info* submits, VkFence fence, Next next);
+    // A lazily recorded command buffer replayed into one of ours, ended; null on failure.
+    VkCommandBuffer record_alone(const CommandBufferState& cb);
     VkCommandBuffer acquire_command_buffer();
+    // VK_SLIPSTREAM_FUSE_TRACE's record, or null; one line of it.
+    FuseTrace* tracer() const;
+    void trace(FuseTrace& t, TraceEvent event, FlushReason reason, uint32_t cbs, uint64_t waited_ns,
+               uint64_t in_flight, uint64_t call_ns);
     void recycle(uint64_t completed);
     uint64_t completed_value();
     // The batch could not be submitted: give the driver the application's command buffers.
@@ -125,6 +139,7 @@ private:
     VkCommandBuffer open_cb_ = VK_NULL_HANDLE;
     uint32_t open_ops_ = 0, open_records_ = 0;
     std::vector<VkCommandBuffer> app_cbs_;  // what it holds, for the fallback
+    uint32_t open_lazy_ = 0;                // of which lazily recorded (no fallback for those)
     std::vector<VkFence> fences_;
     std::atomic<bool> has_open_{false};
     std::atomic<uint64_t> opened_ns_{0};

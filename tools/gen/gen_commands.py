@@ -193,7 +193,9 @@ def main():
            "// Included by layer/command_intercepts.cpp, which defines SLIPSTREAM_RECORD(cb, id):\n",
            "// it records command `id` in the state of command buffer `cb` and yields that state\n",
            "// (a slipstream::CommandBufferState&). Its `capture` is null unless fusion is on, so\n",
-           "// that while it is off capture costs one branch per command. Commands that can name a\n",
+           "// that while it is off capture costs one branch per command; a command buffer recorded\n",
+           "// lazily (`lazy`) is only captured, and the driver sees it when fusion replays it.\n",
+           "// Commands that can name a\n",
            "// buffer first let cached readback resolve deferred binds (buffer_uses.h).\n\n"]
     names = []
     for name, cmd, protect in entries:
@@ -205,17 +207,19 @@ def main():
         ret = cmd["ret"]
         cid = f"slipstream::CommandId::{fn}"
         if name in capture_fns:
-            capture = (f"slipstream::capture::{capture_fns[name]}(*s.capture, {cid}"
-                       f"{''.join(', ' + a for a in cmd['args'][1:])})")
+            # A lazily recorded command buffer stops here: the driver sees it at replay.
+            capture = (f"{{ slipstream::capture::{capture_fns[name]}(*s.capture, {cid}"
+                       f"{''.join(', ' + a for a in cmd['args'][1:])}); if (s.lazy) return; }}")
         else:
-            capture = f"s.capture->stop({cid})"
+            # Stopping the capture of a lazily recorded command buffer records it natively.
+            capture = f"s.capture->stop({cid});"
         # Cached readback's deferred binds (gen_buffer_uses.py): a command that can name a
         # buffer resolves first, one branch while nothing is deferred or moved.
         watch = (f"    if (s.device->buffer_watch.load(std::memory_order_relaxed)) "
                  f"slipstream::buffer_use::{fn}(*s.device, {args});\n") if name in buffer_cmds else ""
         body = (f"    slipstream::CommandBufferState& s = SLIPSTREAM_RECORD({cmd['args'][0]}, {cid});\n"
                 f"{watch}"
-                f"    if (s.capture) {capture};\n"
+                f"    if (s.capture) {capture}\n"
                 f"    {'return ' if ret != 'void' else ''}s.device->dispatch.{fn}({args});\n")
         text = f"static VKAPI_ATTR {ret} VKAPI_CALL {fn}({params}) {{\n{body}}}\n"
         if protect:

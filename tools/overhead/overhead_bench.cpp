@@ -5,6 +5,11 @@
 //         bind is deferred and no memory moved)
 //   submit: µs per vkQueueSubmit of a one-dispatch command buffer, N back to back, no fence
 //   signaled_wait: µs per vkWaitForFences on a fence that has signaled (and was waited on once)
+//   small_cb: µs the application spends per small command buffer, as naive runtimes use them:
+//         a ring of command buffers with a fence each; per operation wait for the slot's fence
+//         (signaled: the ring came round), reset it, begin, an ALL_COMMANDS barrier, bind,
+//         dispatch, end, submit with the fence. Timed per phase; the GPU's pace is not timed
+//         (the ring holds a whole repetition, drained afterwards).
 // Both configurations live in one process: one instance without layers, one that enables
 // VK_LAYER_slipstream by name (its manifest must be findable, e.g. through VK_ADD_LAYER_PATH).
 // Repetitions alternate between them, so driver and machine noise hits both alike; the
@@ -21,6 +26,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// The phases of one small command buffer's life, in order.
+constexpr const char* kPhases[] = {"wait", "reset", "begin", "record", "end", "submit"};
+constexpr int kPhaseCount = 6;
+
+struct SmallRing {
+    static constexpr int kSlots = 256;
+    VkCommandBuffer cbs[kSlots] = {};
+    VkFence fences[kSlots] = {};
+    bool pending[kSlots] = {};
+};
+
+
 // One device with a tiny compute pipeline and two command buffers.
 struct Rig {
     overhead::TinyRig tiny;
@@ -29,16 +46,23 @@ struct Rig {
     VkFence fence = VK_NULL_HANDLE;
     vkapp::Buffer src, dst;
 
+    SmallRing ring;
+
     explicit Rig(std::vector<const char*> layers)
         : tiny("slipstream-overhead", options_with(std::move(layers)), VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT) {
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &fence));
+        for (int i = 0; i < SmallRing::kSlots; ++i) {
+            ring.cbs[i] = tiny.allocate();
+            VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &ring.fences[i]));
+        }
         src = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, 0);
         dst = vkapp::create_buffer(ctx, 256, VK_BUFFER_USAGE_TRANSFER_DST_BIT, 0);
     }
     ~Rig() {
-        vkDestroyFence(ctx.device, fence, nullptr);
         vkQueueWaitIdle(ctx.queue);
+        vkDestroyFence(ctx.device, fence, nullptr);
+        for (VkFence f : ring.fences) vkDestroyFence(ctx.device, f, nullptr);
         vkapp::destroy_buffer(ctx, src);
         vkapp::destroy_buffer(ctx, dst);
     }
@@ -81,6 +105,43 @@ struct Rig {
         VK_CHECK(vkQueueWaitIdle(ctx.queue));
         return s / submits * 1e6;
     }
+    // µs per small command buffer, per phase (kPhases), over one pass round the ring; the
+    // queue is drained afterwards (not timed).
+    std::vector<double> small_cb_us() {
+        std::vector<double> phase_s(kPhaseCount, 0.0);
+        for (int i = 0; i < SmallRing::kSlots; ++i) {
+            Clock::time_point t[kPhaseCount + 1];
+            t[0] = Clock::now();
+            if (ring.pending[i]) VK_CHECK(vkWaitForFences(ctx.device, 1, &ring.fences[i], VK_TRUE, UINT64_MAX));
+            t[1] = Clock::now();
+            VK_CHECK(vkResetFences(ctx.device, 1, &ring.fences[i]));
+            t[2] = Clock::now();
+            VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+            VkCommandBuffer cb = ring.cbs[i];
+            VK_CHECK(vkBeginCommandBuffer(cb, &bi));  // implicitly resets it (the pool allows it)
+            t[3] = Clock::now();
+            vkapp::barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+                           VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+            bind(cb);
+            vkCmdDispatch(cb, 1, 1, 1);
+            t[4] = Clock::now();
+            VK_CHECK(vkEndCommandBuffer(cb));
+            t[5] = Clock::now();
+            VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+            si.commandBufferCount = 1;
+            si.pCommandBuffers = &cb;
+            VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, ring.fences[i]));
+            t[6] = Clock::now();
+            ring.pending[i] = true;
+            for (int k = 0; k < kPhaseCount; ++k)
+                phase_s[k] += std::chrono::duration<double>(t[k + 1] - t[k]).count();
+        }
+        VK_CHECK(vkWaitForFences(ctx.device, 1, &ring.fences[SmallRing::kSlots - 1], VK_TRUE, UINT64_MAX));
+        VK_CHECK(vkQueueWaitIdle(ctx.queue));
+        for (double& v : phase_s) v = v / SmallRing::kSlots * 1e6;
+        return phase_s;
+    }
     // µs per vkWaitForFences on a fence already signaled, as runtimes that wait on their
     // last submission again (a device sync with nothing new in flight) do.
     double signaled_wait_us(int waits) {
@@ -116,6 +177,7 @@ int main(int argc, char** argv) {
         Rig off({});
         Rig on({"VK_LAYER_slipstream"});
         std::vector<double> record[2], copy[2], submit[2], wait[2];
+        std::vector<double> small[2][kPhaseCount];
         Rig* rigs[2] = {&off, &on};
         for (int rep = 0; rep <= reps; ++rep) {  // repetition 0 warms both up
             for (int k = 0; k < 2; ++k) {
@@ -124,19 +186,26 @@ int main(int argc, char** argv) {
                 double c = rigs[which]->copy_ns(dispatches);
                 double s = rigs[which]->submit_us(submits);
                 double w = rigs[which]->signaled_wait_us(submits);
+                const std::vector<double> phases = rigs[which]->small_cb_us();
                 if (rep == 0) continue;
+                for (int k = 0; k < kPhaseCount; ++k) small[which][k].push_back(phases[k]);
                 record[which].push_back(r);
                 copy[which].push_back(c);
                 submit[which].push_back(s);
                 wait[which].push_back(w);
             }
         }
+        std::string small_json;
+        for (int k = 0; k < kPhaseCount; ++k)
+            small_json += std::string(", \"small_cb_") + kPhases[k] + "_us\": {\"off\": " + list(small[0][k]) +
+                          ", \"on\": " + list(small[1][k]) + "}";
         std::printf("{\"device\": \"%s\", \"dispatches\": %d, \"submits\": %d, \"record_ns\": {\"off\": %s, \"on\": %s}, "
                     "\"copy_ns\": {\"off\": %s, \"on\": %s}, "
-                    "\"submit_us\": {\"off\": %s, \"on\": %s}, \"signaled_wait_us\": {\"off\": %s, \"on\": %s}}\n",
+                    "\"submit_us\": {\"off\": %s, \"on\": %s}, \"signaled_wait_us\": {\"off\": %s, \"on\": %s}%s}\n",
                     off.ctx.properties.deviceName, dispatches, submits, list(record[0]).c_str(), list(record[1]).c_str(),
                     list(copy[0]).c_str(), list(copy[1]).c_str(),
-                    list(submit[0]).c_str(), list(submit[1]).c_str(), list(wait[0]).c_str(), list(wait[1]).c_str());
+                    list(submit[0]).c_str(), list(submit[1]).c_str(), list(wait[0]).c_str(), list(wait[1]).c_str(),
+                    small_json.c_str());
         failures = vkapp::g_validation_messages.load();
     }
     return failures ? 1 : 0;

@@ -2,7 +2,8 @@
 """Pass-through cost of the layer on the hot paths: runs slipstream-overhead, which holds one
 device without layers and one with VK_LAYER_slipstream enabled by name in the same process and
 alternates between them, and prints minimum and median per recorded vkCmdDispatch, per recorded
-vkCmdCopyBuffer, per vkQueueSubmit and per vkWaitForFences on a signaled fence.
+vkCmdCopyBuffer, per vkQueueSubmit, per vkWaitForFences on a signaled fence, and per small
+command buffer's life in a naive runtime's ring (wait, reset, begin, record, end, submit, total).
 
   overhead_report.py --build-dir BUILD [--json PATH] [-- extra args for the program]
 """
@@ -47,7 +48,14 @@ def main():
           f"{len(r['record_ns']['off'])} alternating repetitions")
     print(f"{'path':<28}{'off min':>10}{'on min':>10}{'added':>10}{'off med':>10}{'on med':>10}{'added':>10}")
     table = {}
-    for key, unit in (("record_ns", "ns"), ("copy_ns", "ns"), ("submit_us", "us"), ("signaled_wait_us", "us")):
+    keys = [("record_ns", "ns"), ("copy_ns", "ns"), ("submit_us", "us"), ("signaled_wait_us", "us")]
+    phases = [k for k in r if k.startswith("small_cb_")]
+    keys += [(k, "us") for k in phases]
+    # The whole small command buffer: the phases of each repetition summed.
+    if phases:
+        r["small_cb_total_us"] = {side: [sum(v) for v in zip(*(r[k][side] for k in phases))] for side in ("off", "on")}
+        keys.append(("small_cb_total_us", "us"))
+    for key, unit in keys:
         off, on = r[key]["off"], r[key]["on"]
         row = {"off_min": min(off), "on_min": min(on), "off_median": statistics.median(off),
                "on_median": statistics.median(on), "unit": unit}
