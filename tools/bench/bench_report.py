@@ -12,6 +12,13 @@ rounds are pooled: the table shows their median and spread (p10..p90), and the r
 layer / naive (below 1: the layer helps) and layer / tuned (near 1: the layer gets what hand
 tuning gets).
 
+Rows with a submission pattern of their own (OWN_PATTERN_ROWS; today only `batched`, the
+pattern of ML runtimes: 100 dependent dispatches per command buffer, one fence wait per command
+buffer) submit the same way whatever --style says: the naive and layer columns run that pattern
+without and with the layer, so layer / naive is the layer's cost on it, and the tuned column
+does not run the row (it would be the same program as the naive column); its cell shows
+"not run" and the table prints a note saying so.
+
 Writes DIR/bench.json (every raw run, the combined table, device, driver, commit, date) and
 DIR/bench.svg (the table as grouped horizontal bars on a log scale). Exit status: 0 when all
 runs succeeded and verified, 1 when any run failed (verification, validation message, crash,
@@ -47,6 +54,19 @@ COLUMNS = [
 ]
 
 COLORS = {"naive": "#c0392b", "layer": "#2471a3", "tuned": "#229954"}
+
+# Rows whose submission pattern does not depend on --style (slipstream-bench says "pattern" in
+# each row of its JSON): the note the table prints for each, and the columns that skip it,
+# because there it would only repeat another column's program under a misleading label.
+OWN_PATTERN_ROWS = {
+    "batched": ("batched: the 'naive' and 'layer' columns both run the row's own pattern (ML "
+                "runtimes: 100 dependent dispatches per command buffer with COMPUTE_SHADER "
+                "barriers, one vkQueueSubmit with a fence and one plain vkWaitForFences per "
+                "command buffer; µs per command buffer), without and with the layer, whatever "
+                "--wait says; layer÷naive is the layer's cost on it (target: at most 1.02×). "
+                "Not run in the tuned column: it would be the naive column's program again."),
+}
+SKIPPED_IN_COLUMN = {"tuned": set(OWN_PATTERN_ROWS)}
 
 SOFTWARE_NOTE = ("Ran on lavapipe (llvmpipe, Mesa's CPU implementation of Vulkan), not a GPU: "
                  "these numbers only show that the benchmark and the layer work; they say "
@@ -154,6 +174,30 @@ def find_bench(build_dir, explicit):
     sys.exit(2)
 
 
+def list_rows(bench):
+    """The row ids slipstream-bench knows, in its order (its --list-rows)."""
+    try:
+        p = subprocess.run([bench, "--list-rows"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        eprint(f"bench_report: {bench} --list-rows failed: {e}")
+        sys.exit(2)
+    rows = p.stdout.split()
+    if p.returncode != 0 or not rows:
+        eprint(f"bench_report: {bench} --list-rows failed (exit {p.returncode}): {p.stderr.strip()}")
+        sys.exit(2)
+    return rows
+
+
+def rows_per_column(all_rows, selected):
+    """Which rows each column runs: None for all of the bench's rows (no --rows), else a list;
+    an empty list means the column does not run at all."""
+    plan = {}
+    for key, *_ in COLUMNS:
+        want = [r for r in (selected or all_rows) if r not in SKIPPED_IN_COLUMN.get(key, ())]
+        plan[key] = None if (not selected and want == all_rows) else want
+    return plan
+
+
 def git_commit():
     """The repository's HEAD (with '-dirty' when tracked files changed), or None. Read-only."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
@@ -177,7 +221,7 @@ def tail(text, n=4000):
     return text if len(text) <= n else "…" + text[-n:]
 
 
-def run_one(bench, column, build_dir, args, commit, tmpdir, round_index, layer_present):
+def run_one(bench, column, rows, build_dir, args, commit, tmpdir, round_index, layer_present):
     key, style, mode, _ = column
     effective_mode = mode if (mode == "off" or layer_present) else "off"
     env = slipstream_env.layer_env(effective_mode, build_dir)
@@ -190,8 +234,8 @@ def run_one(bench, column, build_dir, args, commit, tmpdir, round_index, layer_p
         cmd.append("--quick")
     if args.per_run_reps:
         cmd += ["--reps", str(args.per_run_reps)]
-    if args.rows:
-        cmd += ["--rows", args.rows]
+    if rows is not None:
+        cmd += ["--rows", ",".join(rows)]
     if args.max_row_seconds is not None:
         cmd += ["--max-row-seconds", str(args.max_row_seconds)]
     label = f"round {round_index + 1}/{args.rounds}: {key:<5} ({style}, layer {effective_mode})"
@@ -237,8 +281,9 @@ def run_one(bench, column, build_dir, args, commit, tmpdir, round_index, layer_p
 
 
 # --------------------------------------------------------------------------------------------
-def combine(runs, columns):
-    """Pools samples per (row, column) across rounds. Returns the table rows in bench order."""
+def combine(runs, columns, plan):
+    """Pools samples per (row, column) across rounds. Returns the table rows in bench order.
+    `plan` is rows_per_column's: a row a column did not run gets "not_run" there."""
     order, info = [], {}
     for run in runs:
         res = run["result"]
@@ -255,8 +300,9 @@ def combine(runs, columns):
         entry = dict(info[name])
         scale = UNIT_US.get(entry["unit"], 1.0)
         entry["columns"] = {}
+        entry["note"] = OWN_PATTERN_ROWS.get(name)
         for key, *_ in columns:
-            samples, medians, gpus, verified, nruns = [], [], [], True, 0
+            samples, medians, gpus, verified, nruns, patterns = [], [], [], True, 0, []
             for run in runs:
                 if run["column"] != key or not run["result"]:
                     continue
@@ -264,6 +310,8 @@ def combine(runs, columns):
                     if row["name"] != name:
                         continue
                     nruns += 1
+                    if row.get("pattern") and row["pattern"] not in patterns:
+                        patterns.append(row["pattern"])
                     samples += [s for s in row.get("samples", []) if s is not None]
                     if row.get("median") is not None:
                         medians.append(row["median"])
@@ -280,7 +328,12 @@ def combine(runs, columns):
                 "runs": nruns,
                 "gpu_time_us": percentile(gpus, 0.5) if gpus else None,
                 "verified": verified and nruns > 0,
+                "pattern": "/".join(patterns) or None,
             }
+            if plan.get(key) is not None and name not in plan[key]:
+                entry["columns"][key]["not_run"] = (
+                    "the row's submission pattern does not depend on --style: this column would "
+                    "run the naive column's program again")
         def ratio(a, b):
             ca, cb = entry["columns"].get(a, {}), entry["columns"].get(b, {})
             if ca.get("median") and cb.get("median"):
@@ -308,7 +361,7 @@ def print_table(table, labels, software, layer_missing):
         for k in cols:
             c = r["columns"].get(k) or {}
             if c.get("median_us") is None:
-                cells.append(f"{'-':>{cw}}")
+                cells.append(f"{'not run' if c.get('not_run') else '-':>{cw}}")
                 continue
             s = fmt_cell(c["median_us"], c["p10_us"], c["p90_us"])
             if not c.get("verified"):
@@ -322,6 +375,9 @@ def print_table(table, labels, software, layer_missing):
               f"{fmt_time_us(gpu):>11}")
     print("cells: median [p10–p90] of all samples pooled over the rounds; ratios of medians; "
           "GPU time: timestamps around the row's device work (naive column)")
+    for r in table:
+        if r.get("note"):
+            print("\n".join(wrap(r["note"], len(line))))
     if layer_missing:
         print("NOTE: the layer manifest was missing; the 'layer' column ran WITHOUT the layer "
               "(--allow-missing-layer).")
@@ -434,20 +490,28 @@ def render_svg(report):
 
     gy = top
     for r in table:
-        a(f'<text x="20" y="{gy + 14}" font-weight="bold">{esc(r["title"])}</text>')
+        # Wrapped so that long titles stay left of the bars (about 7 px per bold character).
+        title_lines = wrap(r["title"], 36)
+        for i, tl in enumerate(title_lines):
+            a(f'<text x="20" y="{gy + 14 + 14 * i}" font-weight="bold">{esc(tl)}</text>')
         rl = []
         if r.get("ratio_layer_naive") is not None:
-            rl.append(f'layer ÷ naive {fmt_ratio(r["ratio_layer_naive"])}')
+            # Own-pattern rows: both columns ran the row's pattern, so the ratio is the layer's.
+            what = "layer ÷ no layer" if r.get("note") else "layer ÷ naive"
+            rl.append(f'{what} {fmt_ratio(r["ratio_layer_naive"])}')
         if r.get("ratio_layer_tuned") is not None:
             rl.append(f'layer ÷ tuned {fmt_ratio(r["ratio_layer_tuned"])}')
         if rl:
-            a(f'<text x="20" y="{gy + 31}" fill="#555" font-size="11">{esc(",  ".join(rl))}</text>')
+            a(f'<text x="20" y="{gy + 17 + 14 * len(title_lines)}" fill="#555" font-size="11">'
+              f'{esc(",  ".join(rl))}</text>')
         by = gy
         for k in keys:
             c = r["columns"].get(k) or {}
             med = c.get("median_us")
             if med is None:
-                a(f'<text x="{left + 4}" y="{by + 12}" fill="#888">no data</text>')
+                a(f'<text x="{left + 4}" y="{by + 12}" fill="#888">'
+                  f'{"not run (same program as the naive column)" if c.get("not_run") else "no data"}'
+                  f'</text>')
                 by += bar_h + bar_gap
                 continue
             x1 = x_of(med)
@@ -521,6 +585,15 @@ def main(argv=None):
     args.timeout = args.timeout or (300 if args.quick else 1800)
     out_dir = os.path.abspath(args.out or os.path.join(build_dir, "bench-report"))
     bench = find_bench(build_dir, args.bench)
+    all_rows = list_rows(bench)
+    selected = [r for r in (args.rows or "").split(",") if r]
+    unknown = [r for r in selected if r not in all_rows]
+    if unknown:
+        eprint(f"bench_report: unknown row(s) {', '.join(unknown)}; slipstream-bench has: "
+               f"{', '.join(all_rows)}")
+        return 2
+    plan = rows_per_column(all_rows, selected)
+    columns_run = [c for c in COLUMNS if plan[c[0]] != []]
 
     manifest = os.path.join(slipstream_env.manifest_dirs(build_dir)["explicit"], MANIFEST_NAME)
     layer_present = os.path.isfile(manifest)
@@ -551,13 +624,14 @@ def main(argv=None):
     runs = []
     with tempfile.TemporaryDirectory(prefix="slipstream-bench-") as tmp:
         for rnd in range(args.rounds):
-            shift = rnd % len(COLUMNS)
-            for col in COLUMNS[shift:] + COLUMNS[:shift]:
-                runs.append(run_one(bench, col, build_dir, args, commit, tmp, rnd, layer_present))
+            shift = rnd % len(columns_run)
+            for col in columns_run[shift:] + columns_run[:shift]:
+                runs.append(run_one(bench, col, plan[col[0]], build_dir, args, commit, tmp, rnd,
+                                    layer_present))
 
     failures = [f"round {r['round'] + 1} {r['column']}: {r['error'] or 'exit ' + str(r['returncode'])}"
                 for r in runs if r["error"] is not None or r["returncode"] != 0]
-    table = combine(runs, COLUMNS)
+    table = combine(runs, COLUMNS, plan)
     for r in table:
         for k, c in r["columns"].items():
             if c["runs"] and not c["verified"]:
@@ -587,7 +661,8 @@ def main(argv=None):
                      "reps_total": args.reps, "reps_per_run": args.per_run_reps, "rows": args.rows,
                      "order": "columns rotate each round",
                      "combine": "samples pooled over rounds; median, p10, p90, min, max"},
-        "columns": [{"key": k, "style": s, "layer_mode": m, "label": labels[k]}
+        "columns": [{"key": k, "style": s, "layer_mode": m, "label": labels[k],
+                     "rows": plan[k] if plan[k] is not None else all_rows}
                     for k, s, m, _ in COLUMNS],
         "table": table,
         "ok": not failures,

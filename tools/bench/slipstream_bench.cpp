@@ -44,6 +44,19 @@
 //
 // Both styles put the same TRANSFER -> HOST barrier after a copy the host will read.
 //
+// The batched pattern: what ML runtimes do (ggml-vulkan submits its graph in chunks of up to
+// 100 nodes; ncnn records a whole network's layers into one command buffer). It is the row
+// `batched`'s own and does not depend on --style or --wait, so the report's "naive" and "layer"
+// columns run it without and with the layer: the layer's cost on an application that already
+// batches.
+//   * 100 dispatches per command buffer, each with its pipeline, descriptor set and push
+//     constants bound (one graph node each), recorded anew for every submission.
+//   * A COMPUTE_SHADER -> COMPUTE_SHADER barrier (SHADER_WRITE -> SHADER_READ|SHADER_WRITE) in
+//     front of every dispatch: each depends on the one before, and the first on the previous
+//     command buffer (a fence wait makes no GPU write visible to later GPU reads).
+//   * One vkQueueSubmit per command buffer with a fence, then one plain vkWaitForFences on it
+//     (no spinning) and vkResetFences, before the next command buffer is recorded.
+//
 // Every row verifies its results after every repetition (warm-up included), outside the timed
 // part unless the row's own work is the readback, and the program exits 1 when any check fails
 // or the debug messenger reported a validation message.
@@ -82,6 +95,7 @@ using Clock = std::chrono::steady_clock;
 using vkapp::Context;
 
 constexpr uint32_t kBatchLimit = 32;      // tuned: commands per command buffer
+constexpr uint32_t kBatchedDispatches = 100;  // batched pattern: dispatches per command buffer
 constexpr double kSpinMicros = 100.0;     // tuned: poll the fence this long before blocking
 constexpr uint32_t kRingSize = 256;       // command buffers (each with a fence) reused in turn
 constexpr uint32_t kLocalSize = 64;       // workgroup size of the three kernels
@@ -169,6 +183,14 @@ const RowInfo kRows[] = {
      "      tuned: 4 command buffers (32 commands each), spin-then-block wait, cached staging.\n"
      "      GPU time: the 100 dispatches and the copy recorded in one command buffer with the\n"
      "      style's barriers (so it includes what each barrier costs on the GPU)."},
+    {"batched", "batched: 100 dispatches per command buffer + fence wait", "us",
+     "Per-command-buffer cost of the batched pattern (ML runtimes; the same in every --style\n"
+     "      and --wait): N = 32 times (4 with --quick), record 100 dependent launches of the tiny\n"
+     "      kernel (256 uints, v += c) into one command buffer, a COMPUTE_SHADER ->\n"
+     "      COMPUTE_SHADER barrier (SHADER_WRITE -> SHADER_READ|SHADER_WRITE) before each, then\n"
+     "      one vkQueueSubmit with a fence, one plain vkWaitForFences, vkResetFences;\n"
+     "      time / N (per command buffer of 100 dispatches, not per dispatch).\n"
+     "      GPU time: the 100 dispatches and their barriers in one command buffer."},
 };
 
 const RowInfo* find_row(const std::string& id) {
@@ -212,6 +234,10 @@ void print_help() {
         "  tuned  up to 32 operations per command buffer with COMPUTE|TRANSFER barriers between\n"
         "         them, spin on vkGetFenceStatus for up to 100 us before blocking, readback\n"
         "         staging in HOST_CACHED|HOST_COHERENT memory (what a careful runtime does).\n"
+        "  batched  100 dependent dispatches per command buffer with COMPUTE_SHADER barriers\n"
+        "         between them, one vkQueueSubmit with a fence and one plain vkWaitForFences per\n"
+        "         command buffer (what ML runtimes such as ggml-vulkan do). Not a --style value:\n"
+        "         the row `batched` always submits this way, whatever --style and --wait say.\n"
         "\n"
         "Each row's sample is one repetition's wall time (std::chrono::steady_clock) divided by\n"
         "the operations in it; the row reports median, min, p10, p90 and max over the timed\n"
@@ -432,6 +458,7 @@ struct StagingUse {
 struct RowResult {
     const RowInfo* info = nullptr;
     std::string title;
+    std::string pattern;          // how it submitted: "naive", "tuned" or "batched"
     std::vector<double> samples;  // in the row's unit
     int warmup = 0;
     int reps_requested = 0;
@@ -504,6 +531,7 @@ private:
     void row_upload_big(RowResult& row);
     void row_readback_big(RowResult& row);
     void row_pipeline(RowResult& row);
+    void row_batched(RowResult& row);
     void row_seed_readback(RowResult& row, VkDeviceSize bytes);
     void row_ml_matvec(RowResult& row);
 
@@ -855,6 +883,7 @@ RowResult Bench::run(const RowInfo& info) {
     RowResult row;
     row.info = &info;
     row.title = info.title;
+    row.pattern = opt_.style == Style::naive ? "naive" : "tuned";
     const std::string id = info.id;
     if (id == "launch") row_launch(row, false);
     else if (id == "launch_sync") row_launch(row, true);
@@ -865,6 +894,7 @@ RowResult Bench::run(const RowInfo& info) {
     else if (id == "upload_48mb") row_upload_big(row);
     else if (id == "readback_48mb") row_readback_big(row);
     else if (id == "pipeline") row_pipeline(row);
+    else if (id == "batched") row_batched(row);
     else if (id == "seed_readback_48mb") row_seed_readback(row, opt_.quick ? 4000000 : 48000000);
     else if (id == "seed_readback_64k") row_seed_readback(row, k64KiB);
     else if (id == "ml_matvec") row_ml_matvec(row);
@@ -1320,6 +1350,73 @@ void Bench::row_pipeline(RowResult& row) {
     free_buffer(staging);
 }
 
+// "batched": the batched pattern (see the top of the file), whatever --style and --wait say.
+void Bench::row_batched(RowResult& row) {
+    const int n = opt_.quick ? 4 : 32;  // command buffers per repetition
+    row.ops_per_rep = n;
+    row.pattern = "batched";
+    Buf tiny = make_buffer(kTinyWords * 4, kDeviceUsage, MemPref::device);
+    Buf check_buf = make_buffer(kTinyWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
+    VkDescriptorSet set = make_set(add_, {tiny.buffer});
+    // The runtime's own command buffer and fence, not the ring's: it waits for every submission
+    // before recording the next, so one of each is all it needs, and the ring's use of fences
+    // depends on --style and --wait.
+    VkCommandBuffer cb;
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VK_CHECK(vkAllocateCommandBuffers(ctx_.device, &ai, &cb));
+    VkFence fence;
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK_CHECK(vkCreateFence(ctx_.device, &fi, nullptr, &fence));
+
+    auto record_nodes = [&](VkCommandBuffer c, uint32_t value) {
+        for (uint32_t k = 0; k < kBatchedDispatches; ++k) {
+            vkapp::barrier(c, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                           VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            dispatch(c, add_, set, value, kTinyWords);
+        }
+    };
+    measure(row, warmup(2), reps(20, 3), n,
+        [&](int) { untimed([&](VkCommandBuffer c) { vkCmdFillBuffer(c, tiny.buffer, 0, VK_WHOLE_SIZE, 0); }); },
+        [&](int r) {
+            for (int i = 0; i < n; ++i) {
+                VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+                bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+                VK_CHECK(vkBeginCommandBuffer(cb, &bi));  // implicitly resets it
+                record_nodes(cb, uint32_t(r + 1));
+                VK_CHECK(vkEndCommandBuffer(cb));
+                VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+                si.commandBufferCount = 1;
+                si.pCommandBuffers = &cb;
+                VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, fence));
+                VK_CHECK(vkWaitForFences(ctx_.device, 1, &fence, VK_TRUE, UINT64_MAX));
+                VK_CHECK(vkResetFences(ctx_.device, 1, &fence));
+            }
+        },
+        [&](int r) {
+            untimed([&](VkCommandBuffer c) {
+                VkBufferCopy copy{0, 0, kTinyWords * 4};
+                vkCmdCopyBuffer(c, tiny.buffer, check_buf.buffer, 1, &copy);
+            });
+            const uint32_t want = uint32_t(n) * kBatchedDispatches * uint32_t(r + 1);
+            bool ok = true;
+            for (uint32_t i = 0; i < kTinyWords; ++i) ok &= check_buf.as<uint32_t>()[i] == want;
+            check(row, ok, "rep " + std::to_string(r) + ": value after " + std::to_string(n) + " x " +
+                               std::to_string(kBatchedDispatches) + " launches is " +
+                               std::to_string(check_buf.as<uint32_t>()[0]) + ", expected " +
+                               std::to_string(want));
+        });
+    row.gpu_what = "100 dispatches of the tiny kernel with their barriers, one command buffer";
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer c) { record_nodes(c, 1); }, opt_.quick ? 3 : 10);
+    vkDestroyFence(ctx_.device, fence, nullptr);
+    vkFreeCommandBuffers(ctx_.device, pool_, 1, &cb);
+    VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
+    free_buffer(tiny);
+    free_buffer(check_buf);
+}
 
 // "seed_readback_*": the seed runtime's block allocator and readback, as BACKGROUND.md and
 // issue 9 describe it.
@@ -1616,7 +1713,8 @@ void write_json(const std::string& path, const Context& ctx, const Options& opt,
       << ", \"wait\": " << json_str(opt.wait == WaitMode::fence ? "fence" : "queue-idle")
       << ", \"quick\": " << (opt.quick ? "true" : "false") << ", \"reps_override\": " << opt.reps
       << ", \"warmup_override\": " << opt.warmup << ", \"max_row_seconds\": " << json_num(opt.max_row_seconds)
-      << ", \"batch_limit\": " << kBatchLimit << ", \"spin_us\": " << json_num(kSpinMicros)
+      << ", \"batch_limit\": " << kBatchLimit << ", \"batched_dispatches\": " << kBatchedDispatches
+      << ", \"spin_us\": " << json_num(kSpinMicros)
       << ", \"ring_size\": " << kRingSize << "},\n";
     f << "  \"slipstream_env\": {";
     bool first = true;
@@ -1644,7 +1742,7 @@ void write_json(const std::string& path, const Context& ctx, const Options& opt,
         const RowResult& r = rows[i];
         const Stats s = stats_of(r.samples);
         f << "    {\"name\": " << json_str(r.info->id) << ", \"title\": " << json_str(r.title)
-          << ", \"unit\": " << json_str(r.info->unit) << ",\n     \"median\": " << json_num(s.median)
+          << ", \"unit\": " << json_str(r.info->unit) << ", \"pattern\": " << json_str(r.pattern) << ",\n     \"median\": " << json_num(s.median)
           << ", \"min\": " << json_num(s.min) << ", \"p10\": " << json_num(s.p10) << ", \"p90\": "
           << json_num(s.p90) << ", \"max\": " << json_num(s.max) << ", \"reps\": " << r.samples.size()
           << ", \"warmup\": " << r.warmup << ", \"ops_per_rep\": " << r.ops_per_rep
@@ -1696,14 +1794,16 @@ int main(int argc, char** argv) {
     {
         Bench bench(ctx, opt);
         bench.init();
-        std::printf("\n%-34s %4s %10s %10s %10s %10s %10s %5s %10s  %s\n", "row", "unit", "median", "min",
-                    "p10", "p90", "max", "reps", "gpu_us", "check");
+        int title_width = 34;
+        for (const RowInfo* info : rows) title_width = std::max(title_width, int(std::strlen(info->title)));
+        std::printf("\n%-*s %4s %10s %10s %10s %10s %10s %5s %10s  %s\n", title_width, "row", "unit", "median",
+                    "min", "p10", "p90", "max", "reps", "gpu_us", "check");
         for (const RowInfo* info : rows) {
             RowResult r = bench.run(*info);
             const Stats s = stats_of(r.samples);
             char gpu[32] = "-";
             if (std::isfinite(r.gpu_us)) std::snprintf(gpu, sizeof gpu, "%.2f", r.gpu_us);
-            std::printf("%-34s %4s %10.3f %10.3f %10.3f %10.3f %10.3f %5zu %10s  %s\n", r.title.c_str(),
+            std::printf("%-*s %4s %10.3f %10.3f %10.3f %10.3f %10.3f %5zu %10s  %s\n", title_width, r.title.c_str(),
                         info->unit, s.median, s.min, s.p10, s.p90, s.max, r.samples.size(), gpu,
                         r.verify_failures ? "FAILED" : "ok");
             if (r.verify_failures) {
