@@ -129,7 +129,11 @@ bool QueueFusion::append(const CommandBufferState& cb) {
         opened_ns_.store(now_ns(), std::memory_order_relaxed);
         has_open_.store(true, std::memory_order_release);
         d_.open_batches.fetch_add(1, std::memory_order_acq_rel);
-    } else if (d_.settings.fuse_barrier && !app_cbs_.empty()) {
+    }
+    // In front of every fused command buffer, a batch's first too: to an application that
+    // relies on command-buffer boundaries, the work before the batch on the queue is as much
+    // "the command buffer before" as the work before it in the batch.
+    if (d_.settings.fuse_barrier) {
         if (cb.opens_ordered) d_.stats.add(Counter::FuseBarriersLeftOut);
         else fuse_barrier(d, open_cb_);
     }
