@@ -27,7 +27,7 @@ struct Settings {
     bool fuse = false;        // fuse small command buffers into few at submission
     uint32_t batch_max = 32;  // operations (dispatches, copies...) per fused batch
     uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
-    bool fuse_barrier = true;  // a compute|transfer barrier between fused command buffers
+    bool fuse_barrier = true;  // a compute|transfer barrier in front of each fused command buffer
     bool lazy_record = true;  // fusion: capture only, record into the driver on demand
     std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
 };
