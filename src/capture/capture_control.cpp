@@ -1,6 +1,7 @@
 #include "capture/capture_control.h"
 
 #include "capture/barrier_cover.h"
+#include "capture/barrier_narrowing.h"
 #include "core/log.h"
 
 namespace slipstream::capture {
@@ -59,6 +60,7 @@ void end_capture(CommandBufferState& cb, VkResult result) {
     CommandCapture& c = *cb.capture;
     c.end(result);
     cb.opens_ordered = c.capturable() && opens_with_fuse_barrier(c);
+    cb.narrowable = c.capturable() && narrowable_work(c);
     if (c.capturable()) {
         cb.device->stats.add(Counter::CommandBuffersCaptured);
         return;

@@ -78,6 +78,8 @@ struct CommandBufferState {
     // Its capture's work follows a barrier of its own that holds the fuse barrier
     // (capture/barrier_cover.h): fusion puts none in front of it.
     bool opens_ordered = false;
+    // Its commands all work in the stages barrier narrowing assumes (capture/barrier_narrowing.h).
+    bool narrowable = false;
     // Counted live in the device's LayoutKeeper (lazy captures, and those made native
     // mid-recording, until reset, re-begun or freed).
     bool holds_layouts = false;
@@ -109,6 +111,7 @@ struct CommandBufferState {
         if (capture) capture->reset(release_memory);
         lazy = false;
         opens_ordered = false;
+        narrowable = false;
         native_error = VK_SUCCESS;
         release_layouts();
     }

@@ -28,7 +28,9 @@ struct Settings {
     uint32_t batch_max = 32;  // operations (dispatches, copies...) per fused batch
     uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
     bool fuse_barrier = true;  // a compute|transfer barrier in front of each fused command buffer
-    bool lazy_record = true;  // fusion: capture only, record into the driver on demand
+    bool lazy_record = true;
+    bool narrow_barriers = true;  // fusion: ALL_COMMANDS barriers narrowed to the batch's stages
+    bool narrow_history = true;   // test-only: the full barriers that keep narrowing correct  // fusion: capture only, record into the driver on demand
     std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
 };
 

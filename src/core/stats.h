@@ -74,7 +74,11 @@ namespace slipstream {
     X(LazyMadeNative, "lazy_made_native")       /* ... recorded natively at a command we cannot capture */ \
     X(LazyReplayedAlone, "lazy_replayed_alone") /* ... replayed on their own for a pass-through submit */ \
     X(LayoutDestroysPutOff, "layout_destroys_put_off") /* layouts/templates kept for lazy captures */ \
-    X(FuseBarriersLeftOut, "fuse_barriers_left_out") /* the command buffer opened with one that holds it */
+    X(FuseBarriersLeftOut, "fuse_barriers_left_out") /* the command buffer opened with one that holds it */ \
+    X(BarriersSeen, "barriers_seen")            /* pipeline barriers replayed into batches */ \
+    X(BarriersNarrowed, "barriers_narrowed")    /* ... their ALL_COMMANDS narrowed */ \
+    X(BarriersKeptWhole, "barriers_kept_whole") /* ... kept whole: the queue ran other work before */ \
+    X(FullBarriersInserted, "full_barriers_inserted") /* ours, after narrowed ones, before other work */
 
 enum class Counter : int {
 #define X(id, name) id,

@@ -1,6 +1,7 @@
 #include "submit/queue_fusion.h"
 
 #include "capture/barrier_cover.h"
+#include "capture/barrier_narrowing.h"
 #include "core/log.h"
 #include "core/object_state.h"
 #include "waits/spin_wait.h"
@@ -139,13 +140,42 @@ bool QueueFusion::append(const CommandBufferState& cb) {
     }
     FuseTrace* t = tracer();
     const uint64_t start = t ? now_ns() : 0;
-    cb.capture->replay(d, open_cb_);
+    replay_into_batch(cb);
     if (cb.lazy) ++open_lazy_;
     open_ops_ += operations(cb);
     if (t) trace(*t, TraceEvent::Append, FlushReason::Full, 1, 0, 0, now_ns() - start);
     open_records_ += cb.capture->size();
     app_cbs_.push_back(cb.handle);
     return true;
+}
+
+void QueueFusion::replay_into_batch(const CommandBufferState& cb) {
+    const VkLayerDispatchTable& d = d_.dispatch;
+    if (!d_.settings.narrow_barriers) {
+        cb.capture->replay(d, open_cb_);
+        return;
+    }
+    const bool history = d_.settings.narrow_history;
+    if (!cb.narrowable) {
+        // Work in other stages (queries, timestamps, events): narrowed barriers before it get a
+        // full one of ours in front of it, and barriers after it stay whole (narrowing.md).
+        if (narrowed_in_batch_ && history) {
+            capture::record_trailing_barrier(d, open_cb_);
+            d_.stats.add(Counter::FullBarriersInserted);
+        }
+        narrowed_in_batch_ = false;
+        cb.capture->replay(d, open_cb_);
+        other_work_before_ = true;
+        return;
+    }
+    capture::NarrowingState s;
+    s.keep_next_whole = other_work_before_ && history;
+    capture::replay_narrowed(*cb.capture, d, open_cb_, s);
+    other_work_before_ = s.keep_next_whole;
+    if (s.narrowed) narrowed_in_batch_ = true;
+    d_.stats.add(Counter::BarriersSeen, s.seen);
+    d_.stats.add(Counter::BarriersNarrowed, s.narrowed);
+    d_.stats.add(Counter::BarriersKeptWhole, s.kept_whole);
 }
 
 VkResult QueueFusion::wait_idle() { return d_.dispatch.QueueWaitIdle(q_.queue); }
@@ -239,6 +269,7 @@ struct TimelineSignal {
 
 template <typename Info, typename Next>
 VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
+    other_work_before_ = true;  // recorded natively, its barriers whole
     const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     const TimelineSignal signal(timeline_, value);
     Info small[4];
@@ -378,6 +409,8 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits
 }
 
 VkResult QueueFusion::flush(FlushReason reason) {
+    // Work fusion does not replay comes next: later barriers must reach it (narrowing.md).
+    if (reason == FlushReason::PassThrough) other_work_before_ = true;
     if (!open_cb_) return VK_SUCCESS;
     const VkLayerDispatchTable& d = d_.dispatch;
     FuseTrace* t = tracer();
@@ -388,6 +421,12 @@ VkResult QueueFusion::flush(FlushReason reason) {
     has_open_.store(false, std::memory_order_release);
     d_.open_batches.fetch_sub(1, std::memory_order_acq_rel);
 
+    if (narrowed_in_batch_ && d_.settings.narrow_history) {
+        // What comes after the batch on the queue may be any work (narrowing.md).
+        capture::record_trailing_barrier(d, batch);
+        d_.stats.add(Counter::FullBarriersInserted);
+    }
+    narrowed_in_batch_ = false;
     VkResult r = d.EndCommandBuffer(batch);
     uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     if (r == VK_SUCCESS) {

@@ -115,6 +115,9 @@ private:
     VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next);
     template <typename Info, typename Next>
     VkResult submit_replayed_as(uint32_t count, const Info* submits, VkFence fence, Next next);
+    // Replays a capture into the open batch, its ALL_COMMANDS barriers narrowed where the
+    // queue's history allows (capture/barrier_narrowing.h, narrowing.md).
+    void replay_into_batch(const CommandBufferState& cb);
     // A lazily recorded command buffer replayed into one of ours, ended; null on failure.
     VkCommandBuffer record_alone(const CommandBufferState& cb);
     VkCommandBuffer acquire_command_buffer();
@@ -140,6 +143,10 @@ private:
     uint32_t open_ops_ = 0, open_records_ = 0;
     std::vector<VkCommandBuffer> app_cbs_;  // what it holds, for the fallback
     uint32_t open_lazy_ = 0;                // of which lazily recorded (no fallback for those)
+    // Barrier narrowing: the queue ran work outside the narrowed stages since the last whole
+    // ALL_COMMANDS barrier (so the next one stays whole); the open batch narrowed a barrier.
+    bool other_work_before_ = true;
+    bool narrowed_in_batch_ = false;
     std::vector<VkFence> fences_;
     std::atomic<bool> has_open_{false};
     std::atomic<uint64_t> opened_ns_{0};

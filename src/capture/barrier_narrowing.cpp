@@ -1,0 +1,184 @@
+#include "capture/barrier_narrowing.h"
+
+#include "capture_commands.h"
+
+#include <type_traits>
+#include <vector>
+
+namespace slipstream::capture {
+
+namespace {
+constexpr uint64_t kAll = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+constexpr uint64_t kHost = VK_PIPELINE_STAGE_2_HOST_BIT;
+constexpr uint64_t kHostAccess = VK_ACCESS_2_HOST_READ_BIT | VK_ACCESS_2_HOST_WRITE_BIT;
+// Accesses compute and transfer stages perform (both versions), and what any stage does.
+constexpr uint64_t kWorkAccess =
+    VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT | VK_ACCESS_2_SHADER_READ_BIT |
+    VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_UNIFORM_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
+    VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_SHADER_SAMPLED_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_READ_BIT |
+    VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+
+// The narrowed mask of one side, or the mask as it was; false if its accesses would not fit.
+bool narrow_side(uint64_t& stages, uint64_t access, uint64_t work, uint64_t extra_access) {
+    if (!(stages & kAll)) return true;
+    const uint64_t narrowed = work | (stages & kHost);
+    const uint64_t allowed = kWorkAccess | extra_access | ((narrowed & kHost) ? kHostAccess : 0);
+    if (access & ~allowed) return false;
+    stages = narrowed;
+    return true;
+}
+
+bool no_ownership_transfer(uint32_t src_family, uint32_t dst_family) { return src_family == dst_family; }
+constexpr uint64_t kTransferParts = VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_BLIT_BIT |
+                                   VK_PIPELINE_STAGE_2_RESOLVE_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT;
+}  // namespace
+
+bool narrowable_work(const CommandCapture& capture) {
+    for (const CaptureRecord* r = capture.records(); r; r = r->next) {
+        switch (r->id) {
+        case CommandId::CmdSetEvent:
+        case CommandId::CmdSetEvent2:
+        case CommandId::CmdSetEvent2KHR:
+        case CommandId::CmdResetEvent:
+        case CommandId::CmdResetEvent2:
+        case CommandId::CmdResetEvent2KHR:
+        case CommandId::CmdWaitEvents:
+        case CommandId::CmdWaitEvents2:
+        case CommandId::CmdWaitEvents2KHR: return false;
+        default: break;
+        }
+        if (kCommandInfo[int(r->id)].stages & ~(kNarrowDstStages | kTransferParts)) return false;
+    }
+    return true;
+}
+
+bool narrow_stage_masks(uint64_t& src_stages, uint64_t& dst_stages, uint64_t src_access, uint64_t dst_access) {
+    if (!((src_stages | dst_stages) & kAll)) return false;
+    uint64_t src = src_stages, dst = dst_stages;
+    if (!narrow_side(src, src_access, kNarrowSrcStages, 0)) return false;
+    if (!narrow_side(dst, dst_access, kNarrowDstStages, VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT)) return false;
+    src_stages = src;
+    dst_stages = dst;
+    return true;
+}
+
+namespace {
+// vkCmdPipelineBarrier: one pair of masks for every barrier of the call.
+bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb) {
+    if (r.dependencyFlags != 0) return false;
+    uint64_t src_access = 0, dst_access = 0;
+    for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) {
+        src_access |= r.pMemoryBarriers[i].srcAccessMask;
+        dst_access |= r.pMemoryBarriers[i].dstAccessMask;
+    }
+    for (uint32_t i = 0; i < r.bufferMemoryBarrierCount; ++i) {
+        const VkBufferMemoryBarrier& b = r.pBufferMemoryBarriers[i];
+        if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
+        src_access |= b.srcAccessMask;
+        dst_access |= b.dstAccessMask;
+    }
+    for (uint32_t i = 0; i < r.imageMemoryBarrierCount; ++i) {
+        const VkImageMemoryBarrier& b = r.pImageMemoryBarriers[i];
+        if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
+        src_access |= b.srcAccessMask;
+        dst_access |= b.dstAccessMask;
+    }
+    uint64_t src = r.srcStageMask, dst = r.dstStageMask;
+    if (!narrow_stage_masks(src, dst, src_access, dst_access)) return false;
+    d.CmdPipelineBarrier(cb, VkPipelineStageFlags(src), VkPipelineStageFlags(dst), r.dependencyFlags,
+                         r.memoryBarrierCount, r.pMemoryBarriers, r.bufferMemoryBarrierCount, r.pBufferMemoryBarriers,
+                         r.imageMemoryBarrierCount, r.pImageMemoryBarriers);
+    return true;
+}
+
+// vkCmdPipelineBarrier2: masks per barrier; narrowed only if every barrier that names
+// ALL_COMMANDS can be (one barrier of the call left whole keeps its whole cost anyway).
+template <typename B>
+bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any) {
+    out.assign(in, in + n);
+    for (B& b : out) {
+        if constexpr (!std::is_same_v<B, VkMemoryBarrier2>)
+            if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
+        if (!((b.srcStageMask | b.dstStageMask) & kAll)) continue;
+        uint64_t src = b.srcStageMask, dst = b.dstStageMask;
+        if (!narrow_stage_masks(src, dst, b.srcAccessMask, b.dstAccessMask)) return false;
+        b.srcStageMask = src;
+        b.dstStageMask = dst;
+        any = true;
+    }
+    return true;
+}
+
+bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, CommandId id) {
+    const VkDependencyInfo* info = r.pDependencyInfo;
+    if (!info || info->dependencyFlags != 0) return false;
+    std::vector<VkMemoryBarrier2> memory;
+    std::vector<VkBufferMemoryBarrier2> buffers;
+    std::vector<VkImageMemoryBarrier2> images;
+    bool any = false;
+    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, memory, any) ||
+        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, buffers, any) ||
+        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, images, any) || !any)
+        return false;
+    VkDependencyInfo narrowed = *info;
+    narrowed.pMemoryBarriers = memory.data();
+    narrowed.pBufferMemoryBarriers = buffers.data();
+    narrowed.pImageMemoryBarriers = images.data();
+    if (id == CommandId::CmdPipelineBarrier2) d.CmdPipelineBarrier2(cb, &narrowed);
+    else d.CmdPipelineBarrier2KHR(cb, &narrowed);
+    return true;
+}
+
+bool names_all_commands(const CaptureRecord& r) {
+    if (r.id == CommandId::CmdPipelineBarrier) {
+        const auto& b = static_cast<const CmdPipelineBarrierRecord&>(r);
+        return (b.srcStageMask | b.dstStageMask) & kAll;
+    }
+    const VkDependencyInfo* info = static_cast<const CmdPipelineBarrier2Record&>(r).pDependencyInfo;
+    if (!info) return false;
+    for (uint32_t i = 0; i < info->memoryBarrierCount; ++i)
+        if ((info->pMemoryBarriers[i].srcStageMask | info->pMemoryBarriers[i].dstStageMask) & kAll) return true;
+    for (uint32_t i = 0; i < info->bufferMemoryBarrierCount; ++i)
+        if ((info->pBufferMemoryBarriers[i].srcStageMask | info->pBufferMemoryBarriers[i].dstStageMask) & kAll)
+            return true;
+    for (uint32_t i = 0; i < info->imageMemoryBarrierCount; ++i)
+        if ((info->pImageMemoryBarriers[i].srcStageMask | info->pImageMemoryBarriers[i].dstStageMask) & kAll)
+            return true;
+    return false;
+}
+}  // namespace
+
+void replay_narrowed(const CommandCapture& capture, const VkLayerDispatchTable& d, VkCommandBuffer cb,
+                     NarrowingState& state) {
+    for (const CaptureRecord* r = capture.records(); r; r = r->next) {
+        const bool barrier = r->id == CommandId::CmdPipelineBarrier || r->id == CommandId::CmdPipelineBarrier2 ||
+                             r->id == CommandId::CmdPipelineBarrier2KHR;
+        if (!barrier) {
+            replay_record(d, cb, *r);
+            continue;
+        }
+        ++state.seen;
+        if (state.keep_next_whole && names_all_commands(*r)) {
+            // Its first scope must still reach the work fusion did not replay (narrowing.md).
+            state.keep_next_whole = false;
+            ++state.kept_whole;
+            replay_record(d, cb, *r);
+            continue;
+        }
+        const bool narrowed = r->id == CommandId::CmdPipelineBarrier
+                                  ? replay_v1(static_cast<const CmdPipelineBarrierRecord&>(*r), d, cb)
+                                  : replay_v2(static_cast<const CmdPipelineBarrier2Record&>(*r), d, cb, r->id);
+        if (narrowed) ++state.narrowed;
+        else replay_record(d, cb, *r);
+    }
+}
+
+void record_trailing_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb) {
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    d.CmdPipelineBarrier(cb, VkPipelineStageFlags(kNarrowDstStages), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &barrier, 0,
+                         nullptr, 0, nullptr);
+}
+
+}  // namespace slipstream::capture
