@@ -23,9 +23,9 @@ const std::vector<SettingSpec>& setting_specs() {
         {"batch_max", "1..4096 (operations)", "32", "operations (dispatches, copies, fills...) one fused batch may hold"},
         {"max_defer_us", "0..100000 (microseconds)", "500", "the longest a fused batch waits for more work before it is submitted"},
         {"fuse_barrier", "on|off", "on", "put a compute|transfer barrier in front of each fused command buffer (for applications that rely on command-buffer boundaries)"},
+        {"lazy_record", "on|off", "on", "with fuse on: record fusable command buffers only as captures, not into the driver (they are replayed at submission)"},
         {"narrow_barriers", "on|off", "on", "with fuse on: narrow ALL_COMMANDS barriers of fused command buffers to the stages a batch's work uses"},
         {"narrow_history", "on|off", "on", "test-only: off drops the full barriers that keep narrowed barriers correct across the queue's other work (to prove the tests catch it)"},
-        {"lazy_record", "on|off", "on", "with fuse on: record fusable command buffers only as captures, not into the driver (they are replayed at submission)"},
         {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
     };
     return specs;
