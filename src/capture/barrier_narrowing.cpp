@@ -148,29 +148,30 @@ bool names_all_commands(const CaptureRecord& r) {
 }
 }  // namespace
 
+bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state) {
+    const bool barrier = r.id == CommandId::CmdPipelineBarrier || r.id == CommandId::CmdPipelineBarrier2 ||
+                         r.id == CommandId::CmdPipelineBarrier2KHR;
+    if (!barrier) return false;
+    ++state.seen;
+    if (state.keep_next_whole && names_all_commands(r)) {
+        // Its first scope must still reach the work fusion did not replay (narrowing.md).
+        state.keep_next_whole = false;
+        ++state.kept_whole;
+        replay_record(d, cb, r);
+        return true;
+    }
+    const bool narrowed = r.id == CommandId::CmdPipelineBarrier
+                              ? replay_v1(static_cast<const CmdPipelineBarrierRecord&>(r), d, cb)
+                              : replay_v2(static_cast<const CmdPipelineBarrier2Record&>(r), d, cb, r.id);
+    if (narrowed) ++state.narrowed;
+    else replay_record(d, cb, r);
+    return true;
+}
+
 void replay_narrowed(const CommandCapture& capture, const VkLayerDispatchTable& d, VkCommandBuffer cb,
                      NarrowingState& state) {
-    for (const CaptureRecord* r = capture.records(); r; r = r->next) {
-        const bool barrier = r->id == CommandId::CmdPipelineBarrier || r->id == CommandId::CmdPipelineBarrier2 ||
-                             r->id == CommandId::CmdPipelineBarrier2KHR;
-        if (!barrier) {
-            replay_record(d, cb, *r);
-            continue;
-        }
-        ++state.seen;
-        if (state.keep_next_whole && names_all_commands(*r)) {
-            // Its first scope must still reach the work fusion did not replay (narrowing.md).
-            state.keep_next_whole = false;
-            ++state.kept_whole;
-            replay_record(d, cb, *r);
-            continue;
-        }
-        const bool narrowed = r->id == CommandId::CmdPipelineBarrier
-                                  ? replay_v1(static_cast<const CmdPipelineBarrierRecord&>(*r), d, cb)
-                                  : replay_v2(static_cast<const CmdPipelineBarrier2Record&>(*r), d, cb, r->id);
-        if (narrowed) ++state.narrowed;
-        else replay_record(d, cb, *r);
-    }
+    for (const CaptureRecord* r = capture.records(); r; r = r->next)
+        if (!replay_barrier(*r, d, cb, state)) replay_record(d, cb, *r);
 }
 
 void record_trailing_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb) {

@@ -44,6 +44,10 @@ struct NarrowingState {
     uint32_t kept_whole = 0;       // ... kept whole for the queue's history
 };
 
+// Replays one pipeline barrier record (vkCmdPipelineBarrier, 2 or 2KHR), narrowed where it
+// can be; false for any other record (nothing recorded).
+bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state);
+
 // Replays `capture` into `cb` as CommandCapture::replay does, narrowing its pipeline barriers.
 void replay_narrowed(const CommandCapture& capture, const VkLayerDispatchTable& d, VkCommandBuffer cb,
                      NarrowingState& state);

@@ -2,6 +2,7 @@
 
 #include "capture/barrier_cover.h"
 #include "capture/barrier_narrowing.h"
+#include "capture/batch_replay.h"
 #include "core/log.h"
 #include "core/object_state.h"
 #include "waits/spin_wait.h"
@@ -127,6 +128,7 @@ bool QueueFusion::append(const CommandBufferState& cb) {
         }
         open_cb_ = batch;
         open_ops_ = open_records_ = 0;
+        replay_.begin_batch();
         opened_ns_.store(now_ns(), std::memory_order_relaxed);
         has_open_.store(true, std::memory_order_release);
         d_.open_batches.fetch_add(1, std::memory_order_acq_rel);
@@ -151,8 +153,9 @@ bool QueueFusion::append(const CommandBufferState& cb) {
 
 void QueueFusion::replay_into_batch(const CommandBufferState& cb) {
     const VkLayerDispatchTable& d = d_.dispatch;
+    capture::NarrowingState s;
     if (!d_.settings.narrow_barriers) {
-        cb.capture->replay(d, open_cb_);
+        replay_.replay(*cb.capture, d, open_cb_, false, s);
         return;
     }
     const bool history = d_.settings.narrow_history;
@@ -164,13 +167,12 @@ void QueueFusion::replay_into_batch(const CommandBufferState& cb) {
             d_.stats.add(Counter::FullBarriersInserted);
         }
         narrowed_in_batch_ = false;
-        cb.capture->replay(d, open_cb_);
+        replay_.replay(*cb.capture, d, open_cb_, false, s);
         other_work_before_ = true;
         return;
     }
-    capture::NarrowingState s;
     s.keep_next_whole = other_work_before_ && history;
-    capture::replay_narrowed(*cb.capture, d, open_cb_, s);
+    replay_.replay(*cb.capture, d, open_cb_, true, s);
     other_work_before_ = s.keep_next_whole;
     if (s.narrowed) narrowed_in_batch_ = true;
     d_.stats.add(Counter::BarriersSeen, s.seen);
@@ -427,6 +429,7 @@ VkResult QueueFusion::flush(FlushReason reason) {
         d_.stats.add(Counter::FullBarriersInserted);
     }
     narrowed_in_batch_ = false;
+    d_.stats.add(Counter::BindsLeftOut, replay_.binds_left_out());
     VkResult r = d.EndCommandBuffer(batch);
     uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     if (r == VK_SUCCESS) {

@@ -10,6 +10,7 @@
 // atomics is guarded by it.
 #pragma once
 
+#include "capture/batch_replay.h"
 #include "submit/flush_policy.h"
 #include "submit/fuse_trace.h"
 
@@ -146,6 +147,7 @@ private:
     // Barrier narrowing: the queue ran work outside the narrowed stages since the last whole
     // ALL_COMMANDS barrier (so the next one stays whole); the open batch narrowed a barrier.
     bool other_work_before_ = true;
+    capture::BatchReplay replay_;
     bool narrowed_in_batch_ = false;
     std::vector<VkFence> fences_;
     std::atomic<bool> has_open_{false};
