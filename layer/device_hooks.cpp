@@ -44,21 +44,37 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkC
     return result;
 }
 
+// A command buffer fusion still has to replay from (an application that resets or frees one
+// whose work it has not waited for) first has its batches go: its capture must not change or
+// go away under them.
+void settle(DeviceState& d, const CommandBufferState* cb) {
+    if (d.fusion && cb && cb->in_batches.load(std::memory_order_acquire) != 0)
+        submit::flush_device(d, submit::FlushReason::PassThrough);
+}
+void settle_pool(DeviceState& d, VkCommandPool pool) {
+    if (d.fusion && d.open_batches.load(std::memory_order_acquire) != 0 && pool_has_batched(d, pool))
+        submit::flush_device(d, submit::FlushReason::PassThrough);
+}
+
 VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,
                                               const VkCommandBuffer* cbs) {
     DeviceState* state = find_device(device);
+    for (uint32_t i = 0; i < count; ++i)
+        if (cbs[i]) settle(*state, find_command_buffer(cbs[i]));
     remove_command_buffers(*state, pool, cbs, count);
     state->dispatch.FreeCommandBuffers(device, pool, count, cbs);
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandPool pool, const VkAllocationCallbacks* allocator) {
     DeviceState* state = find_device(device);
+    if (pool) settle_pool(*state, pool);
     if (pool) remove_command_pool(*state, pool);
     state->dispatch.DestroyCommandPool(device, pool, allocator);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkCommandPool pool, VkCommandPoolResetFlags flags) {
     DeviceState* state = find_device(device);
+    settle_pool(*state, pool);
     VkResult result = state->dispatch.ResetCommandPool(device, pool, flags);
     if (result == VK_SUCCESS) reset_command_pool(*state, pool, flags & VK_COMMAND_POOL_RESET_RELEASE_RESOURCES_BIT);
     return result;
@@ -66,6 +82,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetCommandPool(VkDevice device, VkCommandPool p
 
 VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo* info) {
     CommandBufferState* state = find_command_buffer(cb);
+    settle(*state->device, state);
     // Beginning a command buffer resets it implicitly.
     state->reset();
     state->device->stats.add(Counter::CommandBuffersBegun);
@@ -87,6 +104,7 @@ VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb) {
 
 VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb, VkCommandBufferResetFlags flags) {
     CommandBufferState* state = find_command_buffer(cb);
+    settle(*state->device, state);
     VkResult result = state->device->dispatch.ResetCommandBuffer(cb, flags);
     if (result == VK_SUCCESS) state->reset(flags & VK_COMMAND_BUFFER_RESET_RELEASE_RESOURCES_BIT);
     return result;

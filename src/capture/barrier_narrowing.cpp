@@ -52,11 +52,13 @@ bool narrowable_work(const CommandCapture& capture) {
     return true;
 }
 
-bool narrow_stage_masks(uint64_t& src_stages, uint64_t& dst_stages, uint64_t src_access, uint64_t dst_access) {
+bool narrow_stage_masks(uint64_t& src_stages, uint64_t& dst_stages, uint64_t src_access, uint64_t dst_access,
+                        bool indirect) {
     if (!((src_stages | dst_stages) & kAll)) return false;
     uint64_t src = src_stages, dst = dst_stages;
     if (!narrow_side(src, src_access, kNarrowSrcStages, 0)) return false;
-    if (!narrow_side(dst, dst_access, kNarrowDstStages, VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT)) return false;
+    if (!narrow_side(dst, dst_access, narrow_dst_stages(indirect), indirect ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0))
+        return false;
     src_stages = src;
     dst_stages = dst;
     return true;
@@ -64,7 +66,16 @@ bool narrow_stage_masks(uint64_t& src_stages, uint64_t& dst_stages, uint64_t src
 
 namespace {
 // vkCmdPipelineBarrier: one pair of masks for every barrier of the call.
-bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb) {
+// History: the first narrowed barrier after other work gets a full one of ours in front.
+void lead(const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state) {
+    if (!state.full_first) return;
+    record_leading_barrier(d, cb, state.indirect);
+    state.full_first = false;
+    ++state.inserted;
+}
+
+bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb,
+               NarrowingState& state) {
     if (r.dependencyFlags != 0) return false;
     uint64_t src_access = 0, dst_access = 0;
     for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) {
@@ -84,7 +95,8 @@ bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d,
         dst_access |= b.dstAccessMask;
     }
     uint64_t src = r.srcStageMask, dst = r.dstStageMask;
-    if (!narrow_stage_masks(src, dst, src_access, dst_access)) return false;
+    if (!narrow_stage_masks(src, dst, src_access, dst_access, state.indirect)) return false;
+    lead(d, cb, state);
     d.CmdPipelineBarrier(cb, VkPipelineStageFlags(src), VkPipelineStageFlags(dst), r.dependencyFlags,
                          r.memoryBarrierCount, r.pMemoryBarriers, r.bufferMemoryBarrierCount, r.pBufferMemoryBarriers,
                          r.imageMemoryBarrierCount, r.pImageMemoryBarriers);
@@ -94,14 +106,14 @@ bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d,
 // vkCmdPipelineBarrier2: masks per barrier; narrowed only if every barrier that names
 // ALL_COMMANDS can be (one barrier of the call left whole keeps its whole cost anyway).
 template <typename B>
-bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any) {
+bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool indirect) {
     out.assign(in, in + n);
     for (B& b : out) {
         if constexpr (!std::is_same_v<B, VkMemoryBarrier2>)
             if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
         if (!((b.srcStageMask | b.dstStageMask) & kAll)) continue;
         uint64_t src = b.srcStageMask, dst = b.dstStageMask;
-        if (!narrow_stage_masks(src, dst, b.srcAccessMask, b.dstAccessMask)) return false;
+        if (!narrow_stage_masks(src, dst, b.srcAccessMask, b.dstAccessMask, indirect)) return false;
         b.srcStageMask = src;
         b.dstStageMask = dst;
         any = true;
@@ -109,17 +121,20 @@ bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any) {
     return true;
 }
 
-bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, CommandId id) {
+bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, CommandId id,
+               NarrowingState& state) {
     const VkDependencyInfo* info = r.pDependencyInfo;
     if (!info || info->dependencyFlags != 0) return false;
     std::vector<VkMemoryBarrier2> memory;
     std::vector<VkBufferMemoryBarrier2> buffers;
     std::vector<VkImageMemoryBarrier2> images;
     bool any = false;
-    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, memory, any) ||
-        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, buffers, any) ||
-        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, images, any) || !any)
+    const bool ind = state.indirect;
+    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, memory, any, ind) ||
+        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, buffers, any, ind) ||
+        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, images, any, ind) || !any)
         return false;
+    lead(d, cb, state);
     VkDependencyInfo narrowed = *info;
     narrowed.pMemoryBarriers = memory.data();
     narrowed.pBufferMemoryBarriers = buffers.data();
@@ -129,23 +144,6 @@ bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d
     return true;
 }
 
-bool names_all_commands(const CaptureRecord& r) {
-    if (r.id == CommandId::CmdPipelineBarrier) {
-        const auto& b = static_cast<const CmdPipelineBarrierRecord&>(r);
-        return (b.srcStageMask | b.dstStageMask) & kAll;
-    }
-    const VkDependencyInfo* info = static_cast<const CmdPipelineBarrier2Record&>(r).pDependencyInfo;
-    if (!info) return false;
-    for (uint32_t i = 0; i < info->memoryBarrierCount; ++i)
-        if ((info->pMemoryBarriers[i].srcStageMask | info->pMemoryBarriers[i].dstStageMask) & kAll) return true;
-    for (uint32_t i = 0; i < info->bufferMemoryBarrierCount; ++i)
-        if ((info->pBufferMemoryBarriers[i].srcStageMask | info->pBufferMemoryBarriers[i].dstStageMask) & kAll)
-            return true;
-    for (uint32_t i = 0; i < info->imageMemoryBarrierCount; ++i)
-        if ((info->pImageMemoryBarriers[i].srcStageMask | info->pImageMemoryBarriers[i].dstStageMask) & kAll)
-            return true;
-    return false;
-}
 }  // namespace
 
 bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state) {
@@ -153,16 +151,9 @@ bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCom
                          r.id == CommandId::CmdPipelineBarrier2KHR;
     if (!barrier) return false;
     ++state.seen;
-    if (state.keep_next_whole && names_all_commands(r)) {
-        // Its first scope must still reach the work fusion did not replay (narrowing.md).
-        state.keep_next_whole = false;
-        ++state.kept_whole;
-        replay_record(d, cb, r);
-        return true;
-    }
     const bool narrowed = r.id == CommandId::CmdPipelineBarrier
-                              ? replay_v1(static_cast<const CmdPipelineBarrierRecord&>(r), d, cb)
-                              : replay_v2(static_cast<const CmdPipelineBarrier2Record&>(r), d, cb, r.id);
+                              ? replay_v1(static_cast<const CmdPipelineBarrierRecord&>(r), d, cb, state)
+                              : replay_v2(static_cast<const CmdPipelineBarrier2Record&>(r), d, cb, r.id, state);
     if (narrowed) ++state.narrowed;
     else replay_record(d, cb, r);
     return true;
@@ -174,12 +165,22 @@ void replay_narrowed(const CommandCapture& capture, const VkLayerDispatchTable& 
         if (!replay_barrier(*r, d, cb, state)) replay_record(d, cb, *r);
 }
 
-void record_trailing_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb) {
+namespace {
+void full_memory_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, uint64_t src, uint64_t dst) {
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
     barrier.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-    d.CmdPipelineBarrier(cb, VkPipelineStageFlags(kNarrowDstStages), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &barrier, 0,
-                         nullptr, 0, nullptr);
+    d.CmdPipelineBarrier(cb, VkPipelineStageFlags(src), VkPipelineStageFlags(dst), 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+}  // namespace
+
+void record_trailing_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb) {
+    // From every stage a narrowed barrier's second scope may hold.
+    full_memory_barrier(d, cb, kNarrowDstIndirectStages, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+}
+
+void record_leading_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, bool indirect) {
+    full_memory_barrier(d, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, narrow_dst_stages(indirect));
 }
 
 }  // namespace slipstream::capture

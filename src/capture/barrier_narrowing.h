@@ -3,15 +3,17 @@
 //
 // A batch holds only compute and transfer work, so an ALL_COMMANDS stage mask in a barrier of
 // a fused command buffer can be replaced by the stages that work uses: compute and transfer,
-// and draw-indirect after it (indirect dispatch parameters), keeping HOST where the barrier
-// names it. Access masks, layout transitions and the barrier's structures stay as recorded;
+// and draw-indirect after it where the capture dispatches indirectly (a barrier into
+// DRAW_INDIRECT makes NVIDIA's front end wait for idle as ALL_COMMANDS does), keeping HOST
+// where the barrier names it. Access masks, layout transitions and the barrier's structures stay as recorded;
 // a barrier whose accesses would not fit the narrowed stages, or that transfers queue-family
 // ownership, or has dependency flags, is replayed as it is. On the H200 an ALL_COMMANDS barrier
 // costs ~3 us of GPU time more per dispatch than a compute|transfer one.
 //
-// What the queue did outside fusion's batches is the caller's (QueueFusion): the first
-// ALL_COMMANDS barrier after work fusion did not replay is kept whole, and a batch whose
-// barriers were narrowed ends with a full barrier of Slipstream's (kTrailing*).
+// What the queue did outside fusion's batches is the caller's (QueueFusion): the first barrier
+// narrowed after work fusion did not replay gets a full barrier of Slipstream's in front of it
+// (record_leading_barrier), and a batch whose barriers were narrowed ends with one
+// (record_trailing_barrier).
 #pragma once
 
 #include "capture/command_capture.h"
@@ -22,13 +24,17 @@
 
 namespace slipstream::capture {
 
-// The stages a batch's work uses, on either side of a narrowed barrier.
+// The stages a batch's work uses, on either side of a narrowed barrier (draw-indirect after it
+// only in captures that dispatch indirectly).
 inline constexpr uint64_t kNarrowSrcStages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-inline constexpr uint64_t kNarrowDstStages = kNarrowSrcStages | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
+inline constexpr uint64_t kNarrowDstStages = kNarrowSrcStages;
+inline constexpr uint64_t kNarrowDstIndirectStages = kNarrowSrcStages | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
+inline uint64_t narrow_dst_stages(bool indirect) { return indirect ? kNarrowDstIndirectStages : kNarrowDstStages; }
 
 // Narrows one pair of stage masks (either synchronization version: their bits agree where
 // these rules look) if a side names ALL_COMMANDS and the accesses fit. Returns whether it did.
-bool narrow_stage_masks(uint64_t& src_stages, uint64_t& dst_stages, uint64_t src_access, uint64_t dst_access);
+bool narrow_stage_masks(uint64_t& src_stages, uint64_t& dst_stages, uint64_t src_access, uint64_t dst_access,
+                        bool indirect = false);
 
 // Whether every command of the capture works in the narrowed stages (transfer's sub-stages
 // count as transfer) and none is an event command: a capture with queries, timestamps or
@@ -38,10 +44,11 @@ bool narrowable_work(const CommandCapture& capture);
 
 // What one batch's replays did.
 struct NarrowingState {
-    bool keep_next_whole = false;  // in: the queue ran work fusion did not replay (history)
+    bool indirect = false;         // in: the capture dispatches indirectly
+    bool full_first = false;       // in/out: the queue ran work fusion did not replay (history)
     uint32_t seen = 0;             // pipeline barriers replayed
     uint32_t narrowed = 0;         // ... with narrowed stage masks
-    uint32_t kept_whole = 0;       // ... kept whole for the queue's history
+    uint32_t inserted = 0;         // full barriers of ours put in front of one (history)
 };
 
 // Replays one pipeline barrier record (vkCmdPipelineBarrier, 2 or 2KHR), narrowed where it
@@ -55,5 +62,8 @@ void replay_narrowed(const CommandCapture& capture, const VkLayerDispatchTable& 
 // The barrier a batch with narrowed barriers ends with: everything its work wrote, before
 // everything the queue does after it.
 void record_trailing_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb);
+// The barrier in front of the first narrowed one after work fusion did not replay: everything
+// before it on the queue, before the batch's work.
+void record_leading_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, bool indirect);
 
 }  // namespace slipstream::capture

@@ -37,12 +37,15 @@ bool begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info)
     }
     if (!cb.capture) cb.capture = std::make_unique<CommandCapture>();
     cb.capture->begin(cb.level, info);
-    if (!can_record_lazily(cb)) {
+    // A capture may be replayed after the application destroyed a layout it names (legal once
+    // recorded): the layouts stay until it goes.
+    if (cb.device->fusion) {
+        cb.layout_epoch = cb.device->layouts.hold();
+        cb.holds_layouts = true;
+    } else {
         cb.layout_epoch = cb.device->layouts.epoch();
-        return false;
     }
-    cb.layout_epoch = cb.device->layouts.hold();
-    cb.holds_layouts = true;
+    if (!can_record_lazily(cb)) return false;
     cb.lazy = true;
     cb.capture->on_stop(make_native, &cb);
     cb.device->stats.add(Counter::LazyRecorded);
@@ -59,7 +62,7 @@ void record_natively(CommandBufferState& cb) {
 void end_capture(CommandBufferState& cb, VkResult result) {
     CommandCapture& c = *cb.capture;
     c.end(result);
-    cb.opens_ordered = c.capturable() && opens_with_fuse_barrier(c);
+    cb.opens_ordered = c.capturable() && opens_with_fuse_barrier(c, cb.stages & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT);
     cb.narrowable = c.capturable() && narrowable_work(c);
     if (c.capturable()) {
         cb.device->stats.add(Counter::CommandBuffersCaptured);

@@ -1,11 +1,12 @@
 // Keeps pipeline layouts, descriptor set layouts and descriptor update templates alive while
-// a lazily recorded command buffer may still be replayed with them (FUSION.md rule 5).
+// a capture may still be replayed with them (FUSION.md rule 5).
 //
 // A lazily recorded command buffer exists only as its capture: the driver never saw its
-// commands, so fusion must replay them at submission, maybe long after recording. Destroying
+// commands, so fusion must replay them at submission, maybe long after recording; and any
+// fused capture is replayed when its batch goes, after the submission. Destroying
 // a pipeline layout (or a set layout, or a template) once the commands naming it are recorded
 // is legal; replaying those commands after it is gone is not. So a destroy is put off while a
-// lazy capture begun before it is alive (not yet reset, re-begun or freed), and done when the
+// capture begun before it is alive (not yet reset, re-begun or freed), and done when the
 // last such capture goes. Captures are counted per epoch (the number of destroys before they
 // were begun): a destroy at epoch k waits for every live capture of epoch <= k.
 //
@@ -34,7 +35,7 @@ public:
         PFN_vkDestroyDescriptorUpdateTemplateKHR update_template_khr = nullptr;
     };
 
-    // A lazy capture begins: returns its epoch, counted live until release(epoch).
+    // A capture begins: returns its epoch, counted live until release(epoch).
     uint64_t hold();
     void release(uint64_t epoch);
     // The epoch now (destroys so far): what a capture begun now would get.
@@ -64,7 +65,7 @@ private:
 
     mutable std::mutex mutex_;
     std::atomic<uint64_t> epoch_{0};
-    std::map<uint64_t, uint32_t> live_;  // epoch -> live lazy captures begun in it
+    std::map<uint64_t, uint32_t> live_;  // epoch -> live captures begun in it
     std::vector<Kept> kept_;
     VkDevice device_ = VK_NULL_HANDLE;
     Destroyers with_{};

@@ -138,6 +138,17 @@ void remove_command_pool(DeviceState& device, VkCommandPool pool) {
     device.pool_command_buffers.erase(it);
 }
 
+bool pool_has_batched(DeviceState& device, VkCommandPool pool) {
+    std::lock_guard lock(device.mutex);
+    auto it = device.pool_command_buffers.find(pool);
+    if (it == device.pool_command_buffers.end()) return false;
+    for (VkCommandBuffer cb : it->second)
+        if (const CommandBufferState* state = command_buffers().find(cb);
+            state && state->in_batches.load(std::memory_order_acquire) != 0)
+            return true;
+    return false;
+}
+
 void reset_command_pool(DeviceState& device, VkCommandPool pool, bool release_memory) {
     std::lock_guard lock(device.mutex);
     auto it = device.pool_command_buffers.find(pool);

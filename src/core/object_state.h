@@ -83,6 +83,9 @@ struct CommandBufferState {
     // Counted live in the device's LayoutKeeper (lazy captures, and those made native
     // mid-recording, until reset, re-begun or freed).
     bool holds_layouts = false;
+    // Batches of fusion's it is noted in and not yet replayed from (its capture must stay as it
+    // is until then: a reset or free first flushes them).
+    mutable std::atomic<uint32_t> in_batches{0};
     // The driver's vkBeginCommandBuffer failed when the recording was made native: returned
     // by vkEndCommandBuffer.
     VkResult native_error = VK_SUCCESS;
@@ -186,6 +189,8 @@ void remove_command_buffers(DeviceState& device, VkCommandPool pool, const VkCom
                             uint32_t count);
 void remove_command_pool(DeviceState& device, VkCommandPool pool);
 void reset_command_pool(DeviceState& device, VkCommandPool pool, bool release_memory = false);
+// Whether a command buffer of `pool` is in a batch of fusion's not yet replayed.
+bool pool_has_batched(DeviceState& device, VkCommandPool pool);
 
 // Reports statistics for devices still alive when the process exits.
 void report_live_devices_at_exit();

@@ -23,6 +23,7 @@ const std::vector<SettingSpec>& setting_specs() {
         {"batch_max", "1..4096 (operations)", "32", "operations (dispatches, copies, fills...) one fused batch may hold"},
         {"max_defer_us", "0..100000 (microseconds)", "500", "the longest a fused batch waits for more work before it is submitted"},
         {"fuse_barrier", "on|off", "on", "put a compute|transfer barrier in front of each fused command buffer (for applications that rely on command-buffer boundaries)"},
+        {"flusher_poll_us", "0..1000 (microseconds)", "10", "with fuse on: while batches of Slipstream's run, the flusher thread looks at them this often (0: it blocks in the driver's semaphore wait instead)"},
         {"lazy_record", "on|off", "on", "with fuse on: record fusable command buffers only as captures, not into the driver (they are replayed at submission)"},
         {"narrow_barriers", "on|off", "on", "with fuse on: narrow ALL_COMMANDS barriers of fused command buffers to the stages a batch's work uses"},
         {"narrow_history", "on|off", "on", "test-only: off drops the full barriers that keep narrowed barriers correct across the queue's other work (to prove the tests catch it)"},
@@ -121,6 +122,8 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "max_defer_us", [](const std::string& t) { return parse_range(t, 0, 100000); },
              s.max_defer_us);
     read_one(lookup, warnings, "fuse_barrier", parse_bool, s.fuse_barrier);
+    read_one(lookup, warnings, "flusher_poll_us", [](const std::string& t) { return parse_range(t, 0, 1000); },
+             s.flusher_poll_us);
     read_one(lookup, warnings, "lazy_record", parse_bool, s.lazy_record);
     read_one(lookup, warnings, "narrow_barriers", parse_bool, s.narrow_barriers);
     read_one(lookup, warnings, "narrow_history", parse_bool, s.narrow_history);
@@ -162,6 +165,7 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"batch_max", std::to_string(s.batch_max)},
         {"max_defer_us", std::to_string(s.max_defer_us)},
         {"fuse_barrier", s.fuse_barrier ? "on" : "off"},
+        {"flusher_poll_us", std::to_string(s.flusher_poll_us)},
         {"lazy_record", s.lazy_record ? "on" : "off"},
         {"narrow_barriers", s.narrow_barriers ? "on" : "off"},
         {"narrow_history", s.narrow_history ? "on" : "off"},

@@ -28,6 +28,7 @@ struct Settings {
     uint32_t batch_max = 32;  // operations (dispatches, copies...) per fused batch
     uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
     bool fuse_barrier = true;  // a compute|transfer barrier in front of each fused command buffer
+    uint32_t flusher_poll_us = 10;  // fusion: the flusher's look at running batches (0: block)
     bool lazy_record = true;
     bool narrow_barriers = true;  // fusion: ALL_COMMANDS barriers narrowed to the batch's stages
     bool narrow_history = true;   // test-only: the full barriers that keep narrowing correct  // fusion: capture only, record into the driver on demand

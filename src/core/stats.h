@@ -77,8 +77,7 @@ namespace slipstream {
     X(FuseBarriersLeftOut, "fuse_barriers_left_out") /* the command buffer opened with one that holds it */ \
     X(BarriersSeen, "barriers_seen")            /* pipeline barriers replayed into batches */ \
     X(BarriersNarrowed, "barriers_narrowed")    /* ... their ALL_COMMANDS narrowed */ \
-    X(BarriersKeptWhole, "barriers_kept_whole") /* ... kept whole: the queue ran other work before */ \
-    X(FullBarriersInserted, "full_barriers_inserted") /* ours, after narrowed ones, before other work */ \
+    X(FullBarriersInserted, "full_barriers_inserted") /* ours, around narrowed ones (the queue's other work) */ \
     X(BindsLeftOut, "binds_left_out")           /* pipeline and set binds the batch already had */
 
 enum class Counter : int {

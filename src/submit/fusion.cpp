@@ -7,6 +7,9 @@
 #include "waits/waits.h"
 
 #include <algorithm>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <chrono>
 #include <cstring>
 
@@ -137,8 +140,17 @@ void DeviceFusion::wake() {
     cv_.notify_one();
 }
 
+namespace {
+constexpr uint64_t kSealedPollNs = 20000;
+}
+
 void DeviceFusion::run() {
     const uint64_t max_defer_ns = uint64_t(d_.settings.max_defer_us) * 1000;
+    const uint64_t poll_ns = uint64_t(d_.settings.flusher_poll_us) * 1000;
+#ifdef __linux__
+    // Sleeps of a few microseconds, not the default 50 us of timer slack.
+    if (poll_ns > 0) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+#endif
     std::vector<VkSemaphore> semaphores;
     std::vector<uint64_t> values;
     std::unique_lock lock(mutex_);
@@ -155,38 +167,36 @@ void DeviceFusion::run() {
         uint64_t wake_at = UINT64_MAX;
         for (size_t i = 0; i < queues.size(); ++i) {
             QueueFusion* f = queues[i];
-            if (!f->has_open()) continue;
-            std::lock_guard queue_lock(f->mutex());
-            if (!f->open()) continue;
-            const OpenBatch b = f->batch_state();
-            const FlusherAction action = decide_in_flusher(b, max_defer_ns);
-            if (action != FlusherAction::Wait) {
-                const FlushReason why =
-                    action == FlusherAction::FlushDeadline ? FlushReason::Deadline : FlushReason::GpuStarving;
-                f->keep_error(f->flush(why));
-                continue;
+            uint64_t value = 0;
+            // Sealed batches, and the open one when its time has come, one after the other.
+            while (f->has_pending() && f->flusher_turn(max_defer_ns, &wake_at, &value)) {
             }
-            const uint64_t opened = f->opened_ns();
-            wake_at = std::min(wake_at, opened + max_defer_ns);
-            if (b.in_flight == 0) {
-                wake_at = std::min(wake_at, opened + b.submit_cost_ns);
-            } else {
+            if (value) {
                 // The GPU runs dry once what runs now is done.
                 semaphores.push_back(f->timeline());
-                values.push_back(f->submitted_value());
+                values.push_back(value);
             }
         }
         const uint64_t now = now_ns();
-        const uint64_t timeout = wake_at == UINT64_MAX ? 0 : wake_at > now ? wake_at - now : 0;
-        if (!semaphores.empty()) {
-            // No lock is held: submissions go on meanwhile.
+        const uint64_t timeout = wake_at == UINT64_MAX ? kSealedPollNs : wake_at > now ? wake_at - now : 0;
+        if (!semaphores.empty() && poll_ns > 0) {
+            // Polling: the next look at the queues' counters (flusher_turn reads them) comes
+            // after poll_ns, or at once when a batch is sealed or opened (wake()).
+            lock.lock();
+            if (!stop_ && !woken_) cv_.wait_for(lock, std::chrono::nanoseconds(std::min(timeout, poll_ns)));
+            woken_ = false;
+        } else if (!semaphores.empty()) {
+            // No lock is held: submissions go on meanwhile. A batch sealed meanwhile waits at
+            // most kSealedPollNs: only the driver could end this wait early, and a host signal
+            // of a semaphore of ours for it (vkSignalSemaphore) stalled the submitting thread
+            // for ~100 us on the H200.
             VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
             wait.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
             wait.semaphoreCount = uint32_t(semaphores.size());
             wait.pSemaphores = semaphores.data();
             wait.pValues = values.data();
             const uint64_t start = trace_ ? now_ns() : 0;
-            const VkResult r = d_.fusion_wait_semaphores(d_.device, &wait, timeout);
+            const VkResult r = d_.fusion_wait_semaphores(d_.device, &wait, std::min(timeout, kSealedPollNs));
             if (trace_)
                 trace_->add({now_ns(), 0, TraceEvent::Woke, FlushReason::Full, uint32_t(semaphores.size()), 0,
                              timeout, uint64_t(int64_t(r)), 0, now_ns() - start});
@@ -235,6 +245,7 @@ void stop_device(DeviceState& d) {
     const FusingQueues queues(d);
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
+        std::lock_guard record_lock(f->record_mutex());
         std::lock_guard lock(f->mutex());
         f->flush(FlushReason::Destroy);
         // The application waited for what it submitted; ours may still run (and its command
@@ -294,8 +305,17 @@ template <typename Info, typename Next>
 VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFence fence, Next next) {
     DeviceState& d = *q.device;
     QueueFusion& f = *q.fusion;
-    std::lock_guard lock(f.mutex());
+    std::unique_lock lock(f.mutex());
     if (VkResult error = f.take_error(); error != VK_SUCCESS) return error;
+    // What must submit held batches now takes the recording lock first (lock order): the
+    // application's submissions to this queue are its own to serialize, so meanwhile only the
+    // flusher can act, and it only submits what is held, in order.
+    std::unique_lock<std::mutex> record_lock;
+    auto take_record_lock = [&] {
+        lock.unlock();
+        record_lock = std::unique_lock(f.record_mutex());
+        lock.lock();
+    };
 
     PassReason why = PassReason::None;
     uint32_t total = 0;
@@ -318,39 +338,40 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     if (why == PassReason::None && total > 0) {
         f.note_submission(fence);
         // (A lazily recorded one goes into a batch, flushed at once below.)
-        if (!lazy && submit_directly(f.latency_mode(), f.open(), f.in_flight())) {
+        if (!lazy && submit_directly(f.latency_mode(), f.has_pending(), f.in_flight())) {
             d.stats.add(Counter::CommandBuffersDirect, total);
             return f.submit_direct(count, submits, fence, next);
         }
     }
     if (why == PassReason::None && (total > 0 || f.open())) {
         const bool was_open = f.open();
-        for (uint32_t i = 0; i < total; ++i) {
-            const CommandBufferState* cb = i < kInlineStates ? inline_states[i] : many[i - kInlineStates];
-            if (!f.append(*cb)) {  // only the first can fail: opening the batch
-                why = PassReason::NoBatch;
-                break;
-            }
-        }
-        if (why == PassReason::None) {
-            if (fence) f.add_fence(fence);
-            d.stats.add(Counter::CommandBuffersFused, total);
-            // An exportable fence must be the driver's own: it leaves with the batch now.
-            if (fence && d.fusion->fences().exportable(fence)) return f.flush(FlushReason::Observe);
-            if (d.settings.max_defer_us == 0) return f.flush(FlushReason::Deadline);
-            switch (decide_after_append(f.batch_state(), d.settings.batch_max)) {
-            case AfterAppend::FlushFull: return f.flush(FlushReason::Full);
-            case AfterAppend::FlushGpuStarving: return f.flush(FlushReason::GpuStarving);
-            case AfterAppend::Keep: break;
-            }
-            if (!was_open) d.fusion->wake();
+        for (uint32_t i = 0; i < total; ++i) f.append(*(i < kInlineStates ? inline_states[i] : many[i - kInlineStates]));
+        if (fence) f.add_fence(fence);
+        d.stats.add(Counter::CommandBuffersFused, total);
+        auto flush_now = [&](FlushReason reason) {
+            take_record_lock();
+            return f.flush(reason);
+        };
+        // An exportable fence must be the driver's own: it leaves with the batch now.
+        if (fence && d.fusion->fences().exportable(fence)) return flush_now(FlushReason::Observe);
+        if (d.settings.max_defer_us == 0) return flush_now(FlushReason::Deadline);
+        switch (decide_after_append(f.batch_state(), d.settings.batch_max)) {
+        case AfterAppend::FlushFull:
+            // The flusher records and submits it, unless it is behind.
+            if (!f.seal()) return flush_now(FlushReason::Full);
+            d.fusion->wake();
             return VK_SUCCESS;
+        case AfterAppend::FlushGpuStarving: return flush_now(FlushReason::GpuStarving);
+        case AfterAppend::Keep: break;
         }
+        if (!was_open) d.fusion->wake();
+        return VK_SUCCESS;
     }
     // As it is, after everything before it (FUSION.md rule 10).
     uint32_t cbs = 0;
     for (uint32_t i = 0; i < count; ++i) cbs += command_buffer_count(submits[i]);
     count_passed(d.stats, why, cbs);
+    take_record_lock();
     if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
     if (names_lazy(count, submits)) return f.submit_replayed(count, submits, fence, next);
     TrackedSubmission tracked(&q, fence);
@@ -376,6 +397,7 @@ VkResult queue_submit2(QueueState& q, uint32_t count, const VkSubmitInfo2* submi
 VkResult flush_queue(QueueState& q, FlushReason reason) {
     QueueFusion* f = q.fusion.get();
     if (!f) return VK_SUCCESS;
+    std::lock_guard record_lock(f->record_mutex());
     std::lock_guard lock(f->mutex());
     if (reason == FlushReason::Observe) f->note_wait();
     VkResult r = f->flush(reason);
@@ -392,7 +414,8 @@ VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
     VkResult first = VK_SUCCESS;
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
-        if (!f->has_open()) continue;
+        if (!f->has_pending()) continue;
+        std::lock_guard record_lock(f->record_mutex());
         std::lock_guard lock(f->mutex());
         if (!wanted(*f)) continue;
         if (reason == FlushReason::Observe) f->note_wait();
@@ -436,10 +459,15 @@ VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences)
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
         const bool latest = f->latest_fence_in(count, fences);
-        if (!latest && !f->has_open()) continue;
+        if (!latest && !f->has_pending()) continue;
+        {
+            // A wait on an older fence (a ring coming round) must not wait for the flusher.
+            std::lock_guard lock(f->mutex());
+            if (latest) f->note_wait();
+            if (!f->holds_any(count, fences)) continue;
+        }
+        std::lock_guard record_lock(f->record_mutex());
         std::lock_guard lock(f->mutex());
-        if (latest) f->note_wait();
-        if (!f->holds_any(count, fences)) continue;
         VkResult r = f->flush(FlushReason::Observe);
         if (r < 0 && first == VK_SUCCESS) first = r;
     }
@@ -448,6 +476,7 @@ VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences)
 
 FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {
     if (!q || !q->fusion) return;
+    std::lock_guard record_lock(q->fusion->record_mutex());
     lock_ = std::unique_lock(q->fusion->mutex());
     error_ = q->fusion->flush(reason);
 }

@@ -16,6 +16,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -53,7 +54,8 @@ public:
     ~DeviceFusion();  // stops the thread
     // Stops the flusher thread (vkDestroyDevice, before the last flushes).
     void stop();
-    // A batch stays open: the flusher must watch its deadline.
+    // A batch stays open (the flusher must watch its deadline), or one was sealed (the flusher
+    // must record and submit it now, even while it waits for the GPU).
     void wake();
     BatchFences& fences() { return fences_; }
     // VK_SLIPSTREAM_FUSE_TRACE's record, or null.
@@ -67,6 +69,7 @@ private:
     std::condition_variable cv_;
     bool stop_ = false;
     bool woken_ = false;
+
     BatchFences fences_;
     std::thread thread_;
 };

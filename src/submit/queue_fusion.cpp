@@ -26,12 +26,15 @@ uint32_t operations(const CommandBufferState& cb) {
 // parameters included. Access bits are named, not MEMORY_* (FUSION.md rule 8).
 // (capture/barrier_cover.h: a command buffer that opens with a barrier holding this one's
 // scopes and accesses needs none.)
-void fuse_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb) {
+void fuse_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, bool indirect) {
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     barrier.srcAccessMask = capture::kFuseSrcAccess;
-    barrier.dstAccessMask = capture::kFuseDstAccess;
-    d.CmdPipelineBarrier(cb, capture::kFuseSrcStages, capture::kFuseDstStages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+    barrier.dstAccessMask = capture::fuse_dst_access(indirect);
+    d.CmdPipelineBarrier(cb, capture::kFuseSrcStages, capture::fuse_dst_stages(indirect), 0, 1, &barrier, 0, nullptr, 0,
+                         nullptr);
 }
+
+bool dispatches_indirectly(const CommandBufferState& cb) { return cb.stages & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT; }
 }  // namespace
 
 QueueFusion::~QueueFusion() {
@@ -109,75 +112,100 @@ VkCommandBuffer QueueFusion::acquire_command_buffer() {
 
 FuseTrace* QueueFusion::tracer() const { return d_.fusion ? d_.fusion->trace() : nullptr; }
 
-void QueueFusion::trace(FuseTrace& t, TraceEvent event, FlushReason reason, uint32_t cbs, uint64_t waited_ns,
-                        uint64_t in_flight, uint64_t call_ns) {
-    t.add({now_ns(), q_.family << 16 | q_.index, event, reason, cbs, open_ops_, waited_ns, in_flight,
-           submit_cost_ns(), call_ns});
+void QueueFusion::trace(FuseTrace& t, TraceEvent event, FlushReason reason, uint32_t cbs, uint32_t ops,
+                        uint64_t waited_ns, uint64_t in_flight, uint64_t call_ns) {
+    t.add({now_ns(), q_.family << 16 | q_.index, event, reason, cbs, ops, waited_ns, in_flight, submit_cost_ns(),
+           call_ns});
 }
 
-bool QueueFusion::append(const CommandBufferState& cb) {
-    const VkLayerDispatchTable& d = d_.dispatch;
-    if (!open_cb_) {
-        VkCommandBuffer batch = acquire_command_buffer();
-        if (!batch) return false;
-        VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-        if (d.BeginCommandBuffer(batch, &begin) != VK_SUCCESS) {
-            free_.push_back(batch);
-            return false;
-        }
-        open_cb_ = batch;
-        open_ops_ = open_records_ = 0;
-        replay_.begin_batch();
-        opened_ns_.store(now_ns(), std::memory_order_relaxed);
-        has_open_.store(true, std::memory_order_release);
+void QueueFusion::append(const CommandBufferState& cb) {
+    if (open_.cbs.empty()) {
+        open_.opened_ns = now_ns();
+        pending_.fetch_add(1, std::memory_order_acq_rel);
         d_.open_batches.fetch_add(1, std::memory_order_acq_rel);
     }
-    // In front of every fused command buffer, a batch's first too: to an application that
-    // relies on command-buffer boundaries, the work before the batch on the queue is as much
-    // "the command buffer before" as the work before it in the batch.
-    if (d_.settings.fuse_barrier) {
-        if (cb.opens_ordered) d_.stats.add(Counter::FuseBarriersLeftOut);
-        else fuse_barrier(d, open_cb_);
-    }
-    FuseTrace* t = tracer();
-    const uint64_t start = t ? now_ns() : 0;
-    replay_into_batch(cb);
-    if (cb.lazy) ++open_lazy_;
-    open_ops_ += operations(cb);
-    if (t) trace(*t, TraceEvent::Append, FlushReason::Full, 1, 0, 0, now_ns() - start);
-    open_records_ += cb.capture->size();
-    app_cbs_.push_back(cb.handle);
+    cb.in_batches.fetch_add(1, std::memory_order_acq_rel);
+    open_.cbs.push_back(&cb);
+    open_.ops += operations(cb);
+    open_.records += cb.capture->size();
+    if (cb.lazy) ++open_.lazy;
+    if (FuseTrace* t = tracer()) trace(*t, TraceEvent::Append, FlushReason::Full, 1, open_.ops, 0, 0, 0);
+}
+
+bool QueueFusion::seal() {
+    if (sealed_.size() >= 2) return false;
+    sealed_.push_back(std::move(open_));
+    open_ = Pending{};
     return true;
 }
 
-void QueueFusion::replay_into_batch(const CommandBufferState& cb) {
+VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb) {
+    const VkLayerDispatchTable& d = d_.dispatch;
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VkResult r = d.BeginCommandBuffer(cb, &begin);
+    replay_.begin_batch();
+    for (const CommandBufferState* state : b.cbs) {
+        // In front of every fused command buffer, a batch's first too: to an application that
+        // relies on command-buffer boundaries, the work before the batch on the queue is as
+        // much "the command buffer before" as the work before it in the batch.
+        if (r == VK_SUCCESS && d_.settings.fuse_barrier) {
+            if (state->opens_ordered) d_.stats.add(Counter::FuseBarriersLeftOut);
+            else fuse_barrier(d, cb, dispatches_indirectly(*state));
+        }
+        if (r == VK_SUCCESS) replay_into_batch(*state, cb);
+        // Replayed: the application may reset or free it once its work is done.
+        state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    if (r != VK_SUCCESS) return r;
+    if (narrowed_in_batch_ && d_.settings.narrow_history) {
+        // What comes after the batch on the queue may be any work (narrowing.md).
+        capture::record_trailing_barrier(d, cb);
+        d_.stats.add(Counter::FullBarriersInserted);
+    }
+    narrowed_in_batch_ = narrowed_without_indirect_ = false;
+    d_.stats.add(Counter::BindsLeftOut, replay_.binds_left_out());
+    return d.EndCommandBuffer(cb);
+}
+
+void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb) {
     const VkLayerDispatchTable& d = d_.dispatch;
     capture::NarrowingState s;
     if (!d_.settings.narrow_barriers) {
-        replay_.replay(*cb.capture, d, open_cb_, false, s);
+        replay_.replay(*state.capture, d, cb, false, s);
         return;
     }
     const bool history = d_.settings.narrow_history;
-    if (!cb.narrowable) {
+    const bool indirect = dispatches_indirectly(state);
+    if (indirect && narrowed_without_indirect_ && history) {
+        // Narrowed barriers before it did not reach indirect parameter reads (narrowing.md).
+        fuse_barrier(d, cb, true);
+        d_.stats.add(Counter::FullBarriersInserted);
+    }
+    narrowed_without_indirect_ = narrowed_without_indirect_ && !indirect;
+    if (!state.narrowable) {
         // Work in other stages (queries, timestamps, events): narrowed barriers before it get a
         // full one of ours in front of it, and barriers after it stay whole (narrowing.md).
         if (narrowed_in_batch_ && history) {
-            capture::record_trailing_barrier(d, open_cb_);
+            capture::record_trailing_barrier(d, cb);
             d_.stats.add(Counter::FullBarriersInserted);
         }
-        narrowed_in_batch_ = false;
-        replay_.replay(*cb.capture, d, open_cb_, false, s);
-        other_work_before_ = true;
+        narrowed_in_batch_ = narrowed_without_indirect_ = false;
+        replay_.replay(*state.capture, d, cb, false, s);
+        other_work_before_.store(true, std::memory_order_relaxed);
         return;
     }
-    s.keep_next_whole = other_work_before_ && history;
-    replay_.replay(*cb.capture, d, open_cb_, true, s);
-    other_work_before_ = s.keep_next_whole;
-    if (s.narrowed) narrowed_in_batch_ = true;
+    s.indirect = indirect;
+    s.full_first = other_work_before_.load(std::memory_order_relaxed) && history;
+    replay_.replay(*state.capture, d, cb, true, s);
+    other_work_before_.store(s.full_first, std::memory_order_relaxed);
+    if (s.narrowed) {
+        narrowed_in_batch_ = true;
+        if (!indirect) narrowed_without_indirect_ = true;
+    }
     d_.stats.add(Counter::BarriersSeen, s.seen);
     d_.stats.add(Counter::BarriersNarrowed, s.narrowed);
-    d_.stats.add(Counter::BarriersKeptWhole, s.kept_whole);
+    d_.stats.add(Counter::FullBarriersInserted, s.inserted);
 }
 
 VkResult QueueFusion::wait_idle() { return d_.dispatch.QueueWaitIdle(q_.queue); }
@@ -192,13 +220,15 @@ VkResult QueueFusion::signal_fence(VkFence fence) {
     return r;
 }
 
-VkResult QueueFusion::submit_app_command_buffers() {
+VkResult QueueFusion::submit_app_command_buffers(const Pending& b) {
     // Still recorded natively (capture runs beside the driver's recording), and pending in the
     // application's eyes, so untouched: submitting them is what the application asked for.
+    std::vector<VkCommandBuffer> handles;
+    for (const CommandBufferState* state : b.cbs) handles.push_back(state->handle);
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    submit.commandBufferCount = uint32_t(app_cbs_.size());
-    submit.pCommandBuffers = app_cbs_.data();
-    const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.back();
+    submit.commandBufferCount = uint32_t(handles.size());
+    submit.pCommandBuffers = handles.data();
+    const VkFence fence = b.fences.empty() ? VK_NULL_HANDLE : b.fences.back();
     TrackedSubmission tracked(&q_, fence);
     VkResult r = d_.dispatch.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
     tracked.end(r);
@@ -209,11 +239,10 @@ VkResult QueueFusion::submit_app_command_buffers() {
 
 OpenBatch QueueFusion::batch_state() {
     OpenBatch b;
-    b.ops = open_ops_;
-    b.records = open_records_;
-    const uint64_t opened = opened_ns_.load(std::memory_order_relaxed);
+    b.ops = open_.ops;
+    b.records = open_.records;
     const uint64_t now = now_ns();
-    b.waited_ns = open_cb_ && now > opened ? now - opened : 0;
+    b.waited_ns = !open_.cbs.empty() && now > open_.opened_ns ? now - open_.opened_ns : 0;
     b.in_flight = in_flight();
     b.submit_cost_ns = submit_cost_ns();
     b.latency_mode = sync_.latency_mode();
@@ -290,7 +319,7 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
     const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
     tracked.end(r);
-    if (t) trace(*t, TraceEvent::Direct, FlushReason::Full, count, 0, busy, now_ns() - start);
+    if (t) trace(*t, TraceEvent::Direct, FlushReason::Full, count, 0, 0, busy, now_ns() - start);
     submitted(VK_NULL_HANDLE, value, r, start);
     return r;
 }
@@ -411,27 +440,84 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits
 }
 
 VkResult QueueFusion::flush(FlushReason reason) {
+    VkResult first = VK_SUCCESS;
+    while (!sealed_.empty()) {
+        const Pending b = std::move(sealed_.front());
+        sealed_.pop_front();
+        const VkResult r = flush_one(b, FlushReason::Full);
+        if (r != VK_SUCCESS && first == VK_SUCCESS) first = r;
+    }
+    if (!open_.cbs.empty()) {
+        const Pending b = std::move(open_);
+        open_ = Pending{};
+        const VkResult r = flush_one(b, reason);
+        if (r != VK_SUCCESS && first == VK_SUCCESS) first = r;
+    }
     // Work fusion does not replay comes next: later barriers must reach it (narrowing.md).
-    if (reason == FlushReason::PassThrough) other_work_before_ = true;
-    if (!open_cb_) return VK_SUCCESS;
+    if (reason == FlushReason::PassThrough) other_work_before_.store(true, std::memory_order_relaxed);
+    return first;
+}
+
+VkResult QueueFusion::flush_one(const Pending& b, FlushReason reason) {
+    const VkCommandBuffer cb = acquire_command_buffer();
+    VkResult recorded = VK_ERROR_OUT_OF_HOST_MEMORY;
+    if (cb) recorded = record(b, cb);
+    else
+        for (const CommandBufferState* state : b.cbs) state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
+    return submit_recorded(b, cb, recorded, reason);
+}
+
+bool QueueFusion::flusher_turn(uint64_t max_defer_ns, uint64_t* wake_at, uint64_t* timeline_value) {
+    std::lock_guard record_lock(record_mutex_);
+    Pending b;
+    FlushReason why = FlushReason::Full;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    {
+        std::lock_guard lock(mutex_);
+        if (!sealed_.empty()) {
+            b = std::move(sealed_.front());
+            sealed_.pop_front();
+        } else if (!open_.cbs.empty()) {
+            const OpenBatch s = batch_state();
+            const FlusherAction action = decide_in_flusher(s, max_defer_ns);
+            if (action == FlusherAction::Wait) {
+                *wake_at = std::min(*wake_at, open_.opened_ns + max_defer_ns);
+                if (s.in_flight == 0) *wake_at = std::min(*wake_at, open_.opened_ns + s.submit_cost_ns);
+                else *timeline_value = submitted_.load(std::memory_order_relaxed);  // the GPU runs dry then
+                return false;
+            }
+            why = action == FlusherAction::FlushDeadline ? FlushReason::Deadline : FlushReason::GpuStarving;
+            b = std::move(open_);
+            open_ = Pending{};
+        } else {
+            return false;
+        }
+        recording_ = &b;
+        cb = acquire_command_buffer();
+    }
+    // Recorded holding only record_mutex(): submissions join the next batch meanwhile.
+    VkResult recorded = VK_ERROR_OUT_OF_HOST_MEMORY;
+    if (cb) recorded = record(b, cb);
+    else
+        for (const CommandBufferState* state : b.cbs) state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
+    std::lock_guard lock(mutex_);
+    recording_ = nullptr;
+    keep_error(submit_recorded(b, cb, recorded, why));
+    return true;
+}
+
+void QueueFusion::done_with(const Pending&) {
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    d_.open_batches.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+VkResult QueueFusion::submit_recorded(const Pending& b, VkCommandBuffer batch, VkResult recorded, FlushReason reason) {
     const VkLayerDispatchTable& d = d_.dispatch;
     FuseTrace* t = tracer();
     const uint64_t busy = t ? in_flight() : 0;
-    const uint64_t waited = t ? now_ns() - opened_ns_.load(std::memory_order_relaxed) : 0;
-    VkCommandBuffer batch = open_cb_;
-    open_cb_ = VK_NULL_HANDLE;
-    has_open_.store(false, std::memory_order_release);
-    d_.open_batches.fetch_sub(1, std::memory_order_acq_rel);
-
-    if (narrowed_in_batch_ && d_.settings.narrow_history) {
-        // What comes after the batch on the queue may be any work (narrowing.md).
-        capture::record_trailing_barrier(d, batch);
-        d_.stats.add(Counter::FullBarriersInserted);
-    }
-    narrowed_in_batch_ = false;
-    d_.stats.add(Counter::BindsLeftOut, replay_.binds_left_out());
-    VkResult r = d.EndCommandBuffer(batch);
-    uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
+    const uint64_t waited = t ? now_ns() - b.opened_ns : 0;
+    VkResult r = recorded;
+    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     if (r == VK_SUCCESS) {
         VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
         values.signalSemaphoreValueCount = 1;
@@ -441,17 +527,17 @@ VkResult QueueFusion::flush(FlushReason reason) {
         submit.pCommandBuffers = &batch;
         submit.signalSemaphoreCount = 1;
         submit.pSignalSemaphores = &timeline_;
-        const VkFence fence = fences_.empty() ? VK_NULL_HANDLE : fences_.back();
+        const VkFence fence = b.fences.empty() ? VK_NULL_HANDLE : b.fences.back();
         TrackedSubmission tracked(&q_, fence);
         const uint64_t start = now_ns();
         r = d.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
         tracked.end(r);
-        if (t) trace(*t, TraceEvent::Flush, reason, uint32_t(app_cbs_.size()), waited, busy, now_ns() - start);
+        if (t) trace(*t, TraceEvent::Flush, reason, uint32_t(b.cbs.size()), b.ops, waited, busy, now_ns() - start);
         submitted(batch, value, r, start);
     }
     if (r == VK_SUCCESS) {
         d_.stats.add(Counter::BatchesFlushed);
-        d_.stats.add(Counter::BatchCommandBuffers, app_cbs_.size());
+        d_.stats.add(Counter::BatchCommandBuffers, b.cbs.size());
         static constexpr Counter kByReason[] = {Counter::FlushFull,    Counter::FlushGpuStarving,
                                                 Counter::FlushObserve, Counter::FlushDeadline,
                                                 Counter::FlushPassThrough, Counter::FlushDestroy};
@@ -459,45 +545,51 @@ VkResult QueueFusion::flush(FlushReason reason) {
     } else {
         // Our batch never reached the GPU: its command buffer is free again, and the
         // application's own command buffers carry the work instead where the driver has them.
-        d.ResetCommandBuffer(batch, 0);
-        free_.push_back(batch);
-        if (r != VK_ERROR_DEVICE_LOST && open_lazy_ == 0) {
+        if (batch) {
+            d.ResetCommandBuffer(batch, 0);
+            free_.push_back(batch);
+        }
+        if (r != VK_ERROR_DEVICE_LOST && b.lazy == 0) {
             log(LogLevel::Warn, "a fused batch failed (%d); submitting its %zu command buffers as they are", int(r),
-                app_cbs_.size());
-            r = submit_app_command_buffers();
+                b.cbs.size());
+            r = submit_app_command_buffers(b);
             if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
         } else if (r != VK_ERROR_DEVICE_LOST) {
             // Lazily recorded: only the batch had them. The error reaches the application
             // (from this call or its next submission or wait); its fences still signal, so
             // nothing waits forever.
             log(LogLevel::Error, "a fused batch failed (%d): the work of %zu command buffers was not submitted",
-                int(r), app_cbs_.size());
-            if (!fences_.empty()) signal_fence(fences_.back());
+                int(r), b.cbs.size());
+            if (!b.fences.empty()) signal_fence(b.fences.back());
         }
     }
-    open_lazy_ = 0;
     // The batch carried its last fence; each earlier one is answered from the timeline
     // (batch_fences.h), or, where it is exportable or the batch failed, signaled by an empty
     // submission after it (it signals once all work submitted before it has completed).
-    const bool batched = r == VK_SUCCESS && !in_flight_.empty() && in_flight_.back().cb == batch;
+    const bool batched = r == VK_SUCCESS && !in_flight_.empty() && in_flight_.back().cb == batch && batch;
     BatchFences* answers = d_.fusion ? &d_.fusion->fences() : nullptr;
-    for (size_t i = 0; i + 1 < fences_.size(); ++i) {
-        if (batched && answers && !answers->exportable(fences_[i])) {
-            answers->answer_later({fences_[i], this, timeline_, value});
+    for (size_t i = 0; i + 1 < b.fences.size(); ++i) {
+        if (batched && answers && !answers->exportable(b.fences[i])) {
+            answers->answer_later({b.fences[i], this, timeline_, value});
             d_.stats.add(Counter::FencesAnswered);
         } else if (r == VK_SUCCESS) {
-            r = signal_fence(fences_[i]);
+            r = signal_fence(b.fences[i]);
         }
     }
-    fences_.clear();
-    app_cbs_.clear();
+    done_with(b);
     return r;
 }
 
 bool QueueFusion::holds_any(uint32_t count, const VkFence* fences) const {
-    for (VkFence held : fences_)
-        for (uint32_t i = 0; i < count; ++i)
-            if (fences[i] == held) return true;
+    auto in = [&](const Pending& b) {
+        for (VkFence held : b.fences)
+            for (uint32_t i = 0; i < count; ++i)
+                if (fences[i] == held) return true;
+        return false;
+    };
+    if (in(open_) || (recording_ && in(*recording_))) return true;
+    for (const Pending& b : sealed_)
+        if (in(b)) return true;
     return false;
 }
 

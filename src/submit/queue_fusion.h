@@ -4,10 +4,22 @@
 // them completed (slipstream-completion-cost on the H200: +0.21 us per submit to signal it,
 // 0.017 us to read it, against +0.32 and 0.41 us for a fence ring).
 //
+// A fused submission is only noted in the open batch (its capture, to be replayed later): the
+// replay into a command buffer of ours, and its submission, happen when the batch goes, on the
+// flusher thread where the batch filled up or the GPU ran dry, so the application's thread
+// pays neither (on the H200 a naive small command buffer's replay costs ~1.2-1.7 us, a batch's
+// vkQueueSubmit ~5-7 us). A batch that filled up is sealed and handed to the flusher; an
+// observation (a wait, a status query) or a pass-through submission submits everything held,
+// in order, on the thread that makes it.
+//
 // Locking (FUSION.md rule 4): `mutex()` is the queue's lock while fusion is on. Every VkQueue
-// entry point of the layer takes it, and so does the deadline flusher, so the driver never sees
-// two threads on the queue; no blocking driver wait is made under it. Everything but the
-// atomics is guarded by it.
+// entry point of the layer takes it, and so does the flusher for its driver calls on the
+// queue, so the driver never sees two threads on the queue; no blocking driver wait is made
+// under it. Everything but the atomics is guarded by it, except what recording our command
+// buffers uses (the pool, the replay's state), which `record_mutex()` guards. Order:
+// record_mutex() before mutex(); the flusher records a batch holding record_mutex() only, so
+// submissions that join the open batch meanwhile do not wait for it. Batches are recorded and
+// submitted in order: only a holder of record_mutex() takes one.
 #pragma once
 
 #include "capture/batch_replay.h"
@@ -41,15 +53,19 @@ public:
     bool init();
 
     std::mutex& mutex() { return mutex_; }
+    std::mutex& record_mutex() { return record_mutex_; }
 
     // --- with mutex() held ---
-    // Replays one application command buffer's capture into the open batch (opening one).
-    // False when no batch could be opened (out of memory): the caller passes the work through.
-    bool append(const CommandBufferState& cb);
+    // Notes one application command buffer in the open batch (opening one); its capture is
+    // replayed when the batch goes.
+    void append(const CommandBufferState& cb);
     // The application's fence of a fused submission: signaled after the batch that holds it.
-    void add_fence(VkFence fence) { fences_.push_back(fence); }
-    bool open() const { return open_cb_ != VK_NULL_HANDLE; }
-    // Whether the open batch carries one of these fences (their signal waits for its flush).
+    void add_fence(VkFence fence) { open_.fences.push_back(fence); }
+    bool open() const { return !open_.cbs.empty(); }
+    // The open batch is full: it goes to the flusher, which records and submits it. False when
+    // the flusher is behind (two batches waiting): then the caller flushes itself.
+    bool seal();
+    // Whether a batch not yet submitted carries one of these fences (their signal waits for it).
     bool holds_any(uint32_t count, const VkFence* fences) const;
     // The open batch (with the counter read for in_flight) as the flush rules see it.
     OpenBatch batch_state();
@@ -62,10 +78,10 @@ public:
     }
     void note_wait() { sync_.waited(); }
     uint64_t submit_cost_ns() const { return submit_cost_ns_.load(std::memory_order_relaxed); }
-    // Submits the open batch, if any, and the empty submissions that signal its fences. An error
-    // of the driver's comes back (the batch's work then went to the driver as the
-    // application's own command buffers, if the driver took those); VK_SUCCESS when there was
-    // nothing to do.
+    // With record_mutex() held too: records and submits every batch held (the sealed ones, then
+    // the open one) and the empty submissions that signal their fences. An error of the
+    // driver's comes back (the batch's work then went to the driver as the application's own
+    // command buffers, if the driver took those); VK_SUCCESS when there was nothing to do.
     VkResult flush(FlushReason reason);
     // With no batch open: submits the application's own command buffers (still recorded
     // natively) as it asked, plus the queue's timeline signal, so the next submission knows
@@ -89,8 +105,15 @@ public:
     // Records the error of a flush the caller cannot return (the deadline flusher).
     void keep_error(VkResult result);
 
+    // --- the flusher thread, no lock held ---
+    // Records and submits the oldest sealed batch, or the open one if the flush rules say it
+    // is time. Returns true if it submitted one (call again); else says when to look again:
+    // at `wake_at` (now_ns()), or once the queue's timeline reaches `*timeline_value` (nonzero).
+    bool flusher_turn(uint64_t max_defer_ns, uint64_t* wake_at, uint64_t* timeline_value);
+
     // --- any thread, no lock ---
-    bool has_open() const { return has_open_.load(std::memory_order_acquire); }
+    // A batch is open, sealed or being recorded.
+    bool has_pending() const { return pending_.load(std::memory_order_acquire) != 0; }
     // Whether one of these fences is the one of the latest fusable submission.
     bool latest_fence_in(uint32_t count, const VkFence* fences) const {
         const VkFence latest = latest_fence_.load(std::memory_order_relaxed);
@@ -99,13 +122,27 @@ public:
             if (fences[i] == latest) return true;
         return false;
     }
-    // When the open batch was opened (now_ns()); meaningful while has_open().
-    uint64_t opened_ns() const { return opened_ns_.load(std::memory_order_relaxed); }
     VkSemaphore timeline() const { return timeline_; }
     // The value the newest submitted batch signals (read under mutex() for an exact answer).
     uint64_t submitted_value() const { return submitted_.load(std::memory_order_acquire); }
 
 private:
+    // A batch not yet submitted: the command buffers whose captures it replays, in order.
+    struct Pending {
+        std::vector<const CommandBufferState*> cbs;
+        std::vector<VkFence> fences;
+        uint32_t ops = 0, records = 0, lazy = 0;
+        uint64_t opened_ns = 0;
+    };
+    // Records `b` into `cb` (a command buffer of ours): record_mutex() held.
+    VkResult record(const Pending& b, VkCommandBuffer cb);
+    // Submits what record() made (`recorded`: its result; `cb` null if none could be had), and
+    // answers or signals the batch's fences: mutex() held.
+    VkResult submit_recorded(const Pending& b, VkCommandBuffer cb, VkResult recorded, FlushReason reason);
+    // record() and submit_recorded() with both locks held.
+    VkResult flush_one(const Pending& b, FlushReason reason);
+    // A Pending left the queue's hands (submitted, or failed).
+    void done_with(const Pending& b);
     struct Batch {
         VkCommandBuffer cb;  // null for a direct submission
         uint64_t value;      // the timeline value its completion signals
@@ -116,42 +153,43 @@ private:
     VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next);
     template <typename Info, typename Next>
     VkResult submit_replayed_as(uint32_t count, const Info* submits, VkFence fence, Next next);
-    // Replays a capture into the open batch, its ALL_COMMANDS barriers narrowed where the
-    // queue's history allows (capture/barrier_narrowing.h, narrowing.md).
-    void replay_into_batch(const CommandBufferState& cb);
+    // Replays a capture into batch `cb`, its ALL_COMMANDS barriers narrowed where the queue's
+    // history allows (capture/barrier_narrowing.h, narrowing.md): record_mutex() held.
+    void replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb);
     // A lazily recorded command buffer replayed into one of ours, ended; null on failure.
     VkCommandBuffer record_alone(const CommandBufferState& cb);
     VkCommandBuffer acquire_command_buffer();
     // VK_SLIPSTREAM_FUSE_TRACE's record, or null; one line of it.
     FuseTrace* tracer() const;
-    void trace(FuseTrace& t, TraceEvent event, FlushReason reason, uint32_t cbs, uint64_t waited_ns,
+    void trace(FuseTrace& t, TraceEvent event, FlushReason reason, uint32_t cbs, uint32_t ops, uint64_t waited_ns,
                uint64_t in_flight, uint64_t call_ns);
     void recycle(uint64_t completed);
     uint64_t completed_value();
     // The batch could not be submitted: give the driver the application's command buffers.
-    VkResult submit_app_command_buffers();
+    VkResult submit_app_command_buffers(const Pending& b);
 
     DeviceState& d_;
     QueueState& q_;
+    std::mutex record_mutex_;
     std::mutex mutex_;
     VkCommandPool pool_ = VK_NULL_HANDLE;
     VkSemaphore timeline_ = VK_NULL_HANDLE;
     std::atomic<uint64_t> submitted_{0};
     std::deque<Batch> in_flight_;
     std::vector<VkCommandBuffer> free_;
-    // The open batch.
-    VkCommandBuffer open_cb_ = VK_NULL_HANDLE;
-    uint32_t open_ops_ = 0, open_records_ = 0;
-    std::vector<VkCommandBuffer> app_cbs_;  // what it holds, for the fallback
-    uint32_t open_lazy_ = 0;                // of which lazily recorded (no fallback for those)
-    // Barrier narrowing: the queue ran work outside the narrowed stages since the last whole
-    // ALL_COMMANDS barrier (so the next one stays whole); the open batch narrowed a barrier.
-    bool other_work_before_ = true;
-    capture::BatchReplay replay_;
+    // The batches not yet submitted: open, sealed (in order), and the one the flusher records.
+    Pending open_;
+    std::deque<Pending> sealed_;
+    const Pending* recording_ = nullptr;
+    std::atomic<uint32_t> pending_{0};
+    // With record_mutex(): barrier narrowing's history (the queue ran work outside the narrowed
+    // stages since the last whole ALL_COMMANDS barrier, so the next one stays whole; atomic:
+    // submit_direct sets it holding mutex() only, with nothing pending), the batch being
+    // recorded narrowed a barrier, and the binds it has.
+    std::atomic<bool> other_work_before_{true};
     bool narrowed_in_batch_ = false;
-    std::vector<VkFence> fences_;
-    std::atomic<bool> has_open_{false};
-    std::atomic<uint64_t> opened_ns_{0};
+    bool narrowed_without_indirect_ = false;  // ... with second scopes short of indirect reads
+    capture::BatchReplay replay_;
     SyncPattern sync_;
     std::atomic<VkFence> latest_fence_{VK_NULL_HANDLE};
     std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured

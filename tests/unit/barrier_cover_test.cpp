@@ -30,9 +30,9 @@ struct Recording {
     }
     void bind() { CmdBindPipeline(c, CommandId::CmdBindPipeline, VK_PIPELINE_BIND_POINT_COMPUTE, VkPipeline(uint64_t(8))); }
     void dispatch() { CmdDispatch(c, CommandId::CmdDispatch, 1, 1, 1); }
-    bool ordered() {
+    bool ordered(bool indirect = false) {
         c.end(VK_SUCCESS);
-        return c.capturable() && opens_with_fuse_barrier(c);
+        return c.capturable() && opens_with_fuse_barrier(c, indirect);
     }
 };
 constexpr VkPipelineStageFlags kAll = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
@@ -78,9 +78,8 @@ TEST(BarrierCover, NarrowerScopesOrAccessesDoNotHoldIt) {
         EXPECT_FALSE(r.ordered());
     }
     {
-        Recording r;  // no indirect-parameter stage after
-        r.barrier(kAll, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
-                  kMemRW);
+        Recording r;  // no transfer stage after
+        r.barrier(kAll, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_MEMORY_WRITE_BIT, kMemRW);
         r.dispatch();
         EXPECT_FALSE(r.ordered());
     }
@@ -102,6 +101,21 @@ TEST(BarrierCover, NarrowerScopesOrAccessesDoNotHoldIt) {
         r.dispatch();
         EXPECT_FALSE(r.ordered());
     }
+}
+
+TEST(BarrierCover, IndirectDispatchesNeedTheIndirectStageAfter) {
+    Recording narrow;  // compute|transfer -> compute|transfer: enough for direct work only
+    narrow.barrier(kFuseSrcStages, kFuseDstStages, kFuseSrcAccess, kFuseDstAccess);
+    narrow.dispatch();
+    EXPECT_FALSE(narrow.ordered(true));
+    Recording with;
+    with.barrier(kFuseSrcStages, fuse_dst_stages(true), kFuseSrcAccess, fuse_dst_access(true));
+    with.dispatch();
+    EXPECT_TRUE(with.ordered(true));
+    Recording all;
+    all.barrier(kAll, kAll, VK_ACCESS_MEMORY_WRITE_BIT, kMemRW);
+    all.dispatch();
+    EXPECT_TRUE(all.ordered(true));
 }
 
 TEST(BarrierCover, NoBarrierAtAll) {

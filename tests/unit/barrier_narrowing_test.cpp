@@ -57,10 +57,14 @@ TEST(BarrierNarrowing, AccessesOutsideTheNarrowedStagesKeepTheBarrierWhole) {
     uint64_t src = kAll, dst = kAll | VK_PIPELINE_STAGE_2_HOST_BIT;
     EXPECT_TRUE(narrow_stage_masks(src, dst, VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_ACCESS_2_HOST_READ_BIT));
     EXPECT_EQ(dst, kNarrowDstStages | VK_PIPELINE_STAGE_2_HOST_BIT);
-    // Indirect parameters are read after the barrier: allowed on the destination side only.
+    // Indirect parameters are read after the barrier: allowed on the destination side only, and
+    // only in a capture that dispatches indirectly (whose narrowed barriers reach DRAW_INDIRECT).
     src = kAll;
     dst = kAll;
-    EXPECT_TRUE(narrow_stage_masks(src, dst, VK_ACCESS_2_SHADER_WRITE_BIT, VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT));
+    EXPECT_FALSE(narrow_stage_masks(src, dst, VK_ACCESS_2_SHADER_WRITE_BIT, VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT));
+    EXPECT_TRUE(
+        narrow_stage_masks(src, dst, VK_ACCESS_2_SHADER_WRITE_BIT, VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT, true));
+    EXPECT_EQ(dst, kNarrowDstIndirectStages);
     src = kAll;
     dst = kAll;
     EXPECT_FALSE(narrow_stage_masks(src, dst, VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT, VK_ACCESS_2_SHADER_READ_BIT));
@@ -103,7 +107,7 @@ void naive_barrier(CommandCapture& c) {
 }
 }  // namespace
 
-TEST(BarrierNarrowing, ReplayNarrowsAndKeepsTheFirstWholeAfterOtherWork) {
+TEST(BarrierNarrowing, ReplayNarrowsAndPutsAFullBarrierFirstAfterOtherWork) {
     Rec r;
     naive_barrier(r.c);
     CmdDispatch(r.c, CommandId::CmdDispatch, 1, 1, 1);
@@ -123,13 +127,15 @@ TEST(BarrierNarrowing, ReplayNarrowsAndKeepsTheFirstWholeAfterOtherWork) {
 
     g_barriers.clear();
     NarrowingState after_other_work;
-    after_other_work.keep_next_whole = true;
+    after_other_work.full_first = true;
     replay_narrowed(r.c, d, VK_NULL_HANDLE, after_other_work);
-    ASSERT_EQ(g_barriers.size(), 2u);
-    EXPECT_EQ(g_barriers[0].first, uint64_t(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT));  // whole
+    ASSERT_EQ(g_barriers.size(), 3u);
+    EXPECT_EQ(g_barriers[0].first, uint64_t(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT));  // ours, from everything
+    EXPECT_EQ(g_barriers[0].second, kNarrowDstStages);
     EXPECT_EQ(g_barriers[1].first, kNarrowSrcStages);
-    EXPECT_EQ(after_other_work.kept_whole, 1u);
-    EXPECT_FALSE(after_other_work.keep_next_whole);
+    EXPECT_EQ(g_barriers[2].first, kNarrowSrcStages);
+    EXPECT_EQ(after_other_work.inserted, 1u);
+    EXPECT_FALSE(after_other_work.full_first);
 }
 
 TEST(BarrierNarrowing, Synchronization2LayoutTransitionKeepsItsLayouts) {
