@@ -29,6 +29,34 @@ bool narrow_side(uint64_t& stages, uint64_t access, uint64_t work, uint64_t extr
 }
 
 bool no_ownership_transfer(uint32_t src_family, uint32_t dst_family) { return src_family == dst_family; }
+
+// MEMORY_READ / MEMORY_WRITE on a narrowed side become the accesses its stages perform, named
+// (FUSION.md rule 8; on the H200 a barrier invalidating for MEMORY_READ costs as much GPU time
+// per dispatch as one into ALL_COMMANDS).
+uint64_t named_access(uint64_t access, uint64_t stages) {
+    uint64_t reads = 0, writes = 0;
+    if (stages & VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT) {
+        reads |= VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_UNIFORM_READ_BIT;
+        writes |= VK_ACCESS_2_SHADER_WRITE_BIT;
+    }
+    if (stages & VK_PIPELINE_STAGE_2_TRANSFER_BIT) {
+        reads |= VK_ACCESS_2_TRANSFER_READ_BIT;
+        writes |= VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    }
+    if (stages & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT) reads |= VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT;
+    if (stages & VK_PIPELINE_STAGE_2_HOST_BIT) {
+        reads |= VK_ACCESS_2_HOST_READ_BIT;
+        writes |= VK_ACCESS_2_HOST_WRITE_BIT;
+    }
+    uint64_t out = access & ~uint64_t(VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+    if (access & VK_ACCESS_2_MEMORY_READ_BIT) out |= reads;
+    if (access & VK_ACCESS_2_MEMORY_WRITE_BIT) out |= writes;
+    return out;
+}
+// The accesses of a side after narrowing: named where that side was ALL_COMMANDS.
+uint64_t side_access(uint64_t access, uint64_t old_stages, uint64_t new_stages) {
+    return (old_stages & kAll) ? named_access(access, new_stages) : access;
+}
 constexpr uint64_t kTransferParts = VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_STAGE_2_BLIT_BIT |
                                    VK_PIPELINE_STAGE_2_RESOLVE_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT;
 }  // namespace
@@ -44,7 +72,11 @@ bool narrowable_work(const CommandCapture& capture) {
         case CommandId::CmdResetEvent2KHR:
         case CommandId::CmdWaitEvents:
         case CommandId::CmdWaitEvents2:
-        case CommandId::CmdWaitEvents2KHR: return false;
+        case CommandId::CmdWaitEvents2KHR:
+        // Descriptor-buffer reads are an access of their own that named accesses would drop.
+        case CommandId::CmdBindDescriptorBuffersEXT:
+        case CommandId::CmdSetDescriptorBufferOffsetsEXT:
+        case CommandId::CmdBindDescriptorBufferEmbeddedSamplersEXT: return false;
         default: break;
         }
         if (kCommandInfo[int(r->id)].stages & ~(kNarrowDstStages | kTransferParts)) return false;
@@ -97,9 +129,19 @@ bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d,
     uint64_t src = r.srcStageMask, dst = r.dstStageMask;
     if (!narrow_stage_masks(src, dst, src_access, dst_access, state.indirect)) return false;
     lead(d, cb, state);
-    d.CmdPipelineBarrier(cb, VkPipelineStageFlags(src), VkPipelineStageFlags(dst), r.dependencyFlags,
-                         r.memoryBarrierCount, r.pMemoryBarriers, r.bufferMemoryBarrierCount, r.pBufferMemoryBarriers,
-                         r.imageMemoryBarrierCount, r.pImageMemoryBarriers);
+    auto name = [&](auto& b) {
+        b.srcAccessMask = VkAccessFlags(side_access(b.srcAccessMask, r.srcStageMask, src));
+        b.dstAccessMask = VkAccessFlags(side_access(b.dstAccessMask, r.dstStageMask, dst));
+    };
+    std::vector<VkMemoryBarrier> memory(r.pMemoryBarriers, r.pMemoryBarriers + r.memoryBarrierCount);
+    std::vector<VkBufferMemoryBarrier> buffers(r.pBufferMemoryBarriers, r.pBufferMemoryBarriers + r.bufferMemoryBarrierCount);
+    std::vector<VkImageMemoryBarrier> images(r.pImageMemoryBarriers, r.pImageMemoryBarriers + r.imageMemoryBarrierCount);
+    for (auto& b : memory) name(b);
+    for (auto& b : buffers) name(b);
+    for (auto& b : images) name(b);
+    d.CmdPipelineBarrier(cb, VkPipelineStageFlags(src), VkPipelineStageFlags(dst), r.dependencyFlags, r.memoryBarrierCount,
+                         memory.data(), r.bufferMemoryBarrierCount, buffers.data(), r.imageMemoryBarrierCount,
+                         images.data());
     return true;
 }
 
@@ -114,6 +156,8 @@ bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool i
         if (!((b.srcStageMask | b.dstStageMask) & kAll)) continue;
         uint64_t src = b.srcStageMask, dst = b.dstStageMask;
         if (!narrow_stage_masks(src, dst, b.srcAccessMask, b.dstAccessMask, indirect)) return false;
+        b.srcAccessMask = side_access(b.srcAccessMask, b.srcStageMask, src);
+        b.dstAccessMask = side_access(b.dstAccessMask, b.dstStageMask, dst);
         b.srcStageMask = src;
         b.dstStageMask = dst;
         any = true;
@@ -167,9 +211,11 @@ void replay_narrowed(const CommandCapture& capture, const VkLayerDispatchTable& 
 
 namespace {
 void full_memory_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, uint64_t src, uint64_t dst) {
+    // Named accesses where the side is the batch's stages; MEMORY_* toward everything else.
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-    barrier.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    const uint64_t write = VK_ACCESS_2_MEMORY_WRITE_BIT, read_write = write | VK_ACCESS_2_MEMORY_READ_BIT;
+    barrier.srcAccessMask = VkAccessFlags((src & kAll) ? write : named_access(write, src));
+    barrier.dstAccessMask = VkAccessFlags((dst & kAll) ? read_write : named_access(read_write, dst));
     d.CmdPipelineBarrier(cb, VkPipelineStageFlags(src), VkPipelineStageFlags(dst), 0, 1, &barrier, 0, nullptr, 0, nullptr);
 }
 }  // namespace

@@ -5,7 +5,9 @@
 // a fused command buffer can be replaced by the stages that work uses: compute and transfer,
 // and draw-indirect after it where the capture dispatches indirectly (a barrier into
 // DRAW_INDIRECT makes NVIDIA's front end wait for idle as ALL_COMMANDS does), keeping HOST
-// where the barrier names it. Access masks, layout transitions and the barrier's structures stay as recorded;
+// where the barrier names it. MEMORY_READ / MEMORY_WRITE on a narrowed side become the
+// accesses of its stages, named (FUSION.md rule 8); other access bits, layout transitions and
+// the barrier's structures stay as recorded;
 // a barrier whose accesses would not fit the narrowed stages, or that transfers queue-family
 // ownership, or has dependency flags, is replayed as it is. On the H200 an ALL_COMMANDS barrier
 // costs ~3 us of GPU time more per dispatch than a compute|transfer one.
