@@ -48,6 +48,7 @@
 // Each scenario prints one line (what it did) or its failures; the program then prints the
 // checksum, and exits 1 if any scenario failed.
 #include "chain_step.h"
+#include "offscreen_target.h"
 #include "suite_util.h"
 #include "vk_app.h"
 
@@ -189,47 +190,14 @@ VkPipeline make_compute_pipeline(Rig& rig, const uint32_t* code, size_t bytes, V
 }
 
 void write_buffer_descriptor(Rig& rig, VkDescriptorSet set, uint32_t binding, VkBuffer buffer) {
-    VkDescriptorBufferInfo info{buffer, 0, VK_WHOLE_SIZE};
-    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    w.dstSet = set;
-    w.dstBinding = binding;
-    w.descriptorCount = 1;
-    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    w.pBufferInfo = &info;
-    vkUpdateDescriptorSets(rig.ctx.device, 1, &w, 0, nullptr);
+    vkapp::write_storage_buffer(rig.ctx, set, binding, buffer);
 }
 
 // A buffer with its own memory, shared by both queue families where they differ (CONCURRENT:
 // no ownership transfers).
 vkapp::Buffer create_shared_buffer(Rig& rig, VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags flags) {
     if (!rig.two_families()) return vkapp::create_buffer(rig.ctx, size, usage, flags);
-    vkapp::Context& ctx = rig.ctx;
-    const uint32_t families[2] = {ctx.queue_family, rig.family_b};
-    vkapp::Buffer b;
-    b.size = size;
-    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = size;
-    bci.usage = usage;
-    bci.sharingMode = VK_SHARING_MODE_CONCURRENT;
-    bci.queueFamilyIndexCount = 2;
-    bci.pQueueFamilyIndices = families;
-    VK_CHECK(vkCreateBuffer(ctx.device, &bci, nullptr, &b.buffer));
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(ctx.device, b.buffer, &req);
-    const int type = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits, flags);
-    if (type < 0) {
-        std::fprintf(stderr, "fusion_hazards: no memory type with flags 0x%x\n", unsigned(flags));
-        std::exit(2);
-    }
-    b.memory_type = uint32_t(type);
-    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = b.memory_type;
-    VK_CHECK(vkAllocateMemory(ctx.device, &mai, nullptr, &b.memory));
-    VK_CHECK(vkBindBufferMemory(ctx.device, b.buffer, b.memory, 0));
-    if (ctx.memory_properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
-        VK_CHECK(vkMapMemory(ctx.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped));
-    return b;
+    return vkapp::create_buffer(rig.ctx, size, usage, flags, {rig.ctx.queue_family, rig.family_b});
 }
 
 // What a scenario gives back: whether it passed, and its contribution to the checksum.
@@ -962,151 +930,26 @@ void clear_color(uint32_t frame, uint8_t rgba[4]) {
     for (uint32_t c = 0; c < 4; ++c) rgba[c] = uint8_t(51 * ((frame * 2 + c + 3) % 6));
 }
 
+// The image, render pass (clear, draw, leave the image ready for a transfer read; the previous
+// frame's copy reads it before this frame's clear writes it), framebuffer and pipeline.
 struct Offscreen {
     vkapp::Context& ctx;
-    VkImage image = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    VkImageView view = VK_NULL_HANDLE;
+    offscreen::Image target;
     VkRenderPass render_pass = VK_NULL_HANDLE;
     VkFramebuffer framebuffer = VK_NULL_HANDLE;
     VkPipelineLayout layout = VK_NULL_HANDLE;
     VkPipeline pipeline = VK_NULL_HANDLE;
 
     explicit Offscreen(vkapp::Context& c) : ctx(c) {
-        VkDevice dev = ctx.device;
         const VkFormat format = VK_FORMAT_R8G8B8A8_UNORM;
-        VkImageCreateInfo ici{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-        ici.imageType = VK_IMAGE_TYPE_2D;
-        ici.format = format;
-        ici.extent = {kWidth, kHeight, 1};
-        ici.mipLevels = 1;
-        ici.arrayLayers = 1;
-        ici.samples = VK_SAMPLE_COUNT_1_BIT;
-        ici.tiling = VK_IMAGE_TILING_OPTIMAL;
-        ici.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-        ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-        VK_CHECK(vkCreateImage(dev, &ici, nullptr, &image));
-        VkMemoryRequirements req;
-        vkGetImageMemoryRequirements(dev, image, &req);
-        int type = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-        if (type < 0) type = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits, 0);
-        VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        mai.allocationSize = req.size;
-        mai.memoryTypeIndex = uint32_t(type);
-        VK_CHECK(vkAllocateMemory(dev, &mai, nullptr, &memory));
-        VK_CHECK(vkBindImageMemory(dev, image, memory, 0));
-        VkImageViewCreateInfo vci{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-        vci.image = image;
-        vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
-        vci.format = format;
-        vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-        VK_CHECK(vkCreateImageView(dev, &vci, nullptr, &view));
-
-        // Clear, draw, leave the image ready for a transfer read; the previous frame's copy
-        // reads it before this frame's clear writes it.
-        VkAttachmentDescription att{};
-        att.format = format;
-        att.samples = VK_SAMPLE_COUNT_1_BIT;
-        att.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-        att.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-        att.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-        att.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
-        att.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-        att.finalLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-        VkAttachmentReference color_ref{0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-        VkSubpassDescription subpass{};
-        subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
-        subpass.colorAttachmentCount = 1;
-        subpass.pColorAttachments = &color_ref;
-        VkSubpassDependency deps[2] = {};
-        deps[0].srcSubpass = VK_SUBPASS_EXTERNAL;
-        deps[0].dstSubpass = 0;
-        deps[0].srcStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
-        deps[0].dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-        deps[0].dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-        deps[1].srcSubpass = 0;
-        deps[1].dstSubpass = VK_SUBPASS_EXTERNAL;
-        deps[1].srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-        deps[1].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-        deps[1].dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
-        deps[1].dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-        VkRenderPassCreateInfo rpci{VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
-        rpci.attachmentCount = 1;
-        rpci.pAttachments = &att;
-        rpci.subpassCount = 1;
-        rpci.pSubpasses = &subpass;
-        rpci.dependencyCount = 2;
-        rpci.pDependencies = deps;
-        VK_CHECK(vkCreateRenderPass(dev, &rpci, nullptr, &render_pass));
-        VkFramebufferCreateInfo fci{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-        fci.renderPass = render_pass;
-        fci.attachmentCount = 1;
-        fci.pAttachments = &view;
-        fci.width = kWidth;
-        fci.height = kHeight;
-        fci.layers = 1;
-        VK_CHECK(vkCreateFramebuffer(dev, &fci, nullptr, &framebuffer));
-
-        VkPushConstantRange pcr{VK_SHADER_STAGE_VERTEX_BIT, 0, 4 * sizeof(float)};
-        VkPipelineLayoutCreateInfo plci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        plci.pushConstantRangeCount = 1;
-        plci.pPushConstantRanges = &pcr;
-        VK_CHECK(vkCreatePipelineLayout(dev, &plci, nullptr, &layout));
-        VkShaderModule vs = vkapp::create_shader_module(ctx, hazard_render_vert, sizeof(hazard_render_vert));
-        VkShaderModule fs = vkapp::create_shader_module(ctx, hazard_render_frag, sizeof(hazard_render_frag));
-        VkPipelineShaderStageCreateInfo stages[2] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
-                                                     {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
-        stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
-        stages[0].module = vs;
-        stages[0].pName = "main";
-        stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
-        stages[1].module = fs;
-        stages[1].pName = "main";
-        VkVertexInputBindingDescription vb{0, 6 * sizeof(float), VK_VERTEX_INPUT_RATE_VERTEX};
-        VkVertexInputAttributeDescription va[2] = {{0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
-                                                   {1, 0, VK_FORMAT_R32G32B32A32_SFLOAT, 2 * sizeof(float)}};
-        VkPipelineVertexInputStateCreateInfo vi{VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-        vi.vertexBindingDescriptionCount = 1;
-        vi.pVertexBindingDescriptions = &vb;
-        vi.vertexAttributeDescriptionCount = 2;
-        vi.pVertexAttributeDescriptions = va;
-        VkPipelineInputAssemblyStateCreateInfo ia{VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-        ia.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-        VkPipelineViewportStateCreateInfo vp{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-        vp.viewportCount = 1;
-        vp.scissorCount = 1;
-        VkPipelineRasterizationStateCreateInfo rs{VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-        rs.polygonMode = VK_POLYGON_MODE_FILL;
-        rs.cullMode = VK_CULL_MODE_NONE;
-        rs.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
-        rs.lineWidth = 1.0f;
-        VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-        ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-        VkPipelineColorBlendAttachmentState cba{};
-        cba.colorWriteMask =
-            VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
-        VkPipelineColorBlendStateCreateInfo cb_state{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-        cb_state.attachmentCount = 1;
-        cb_state.pAttachments = &cba;
-        VkDynamicState dyn_states[2] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
-        VkPipelineDynamicStateCreateInfo dyn{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
-        dyn.dynamicStateCount = 2;
-        dyn.pDynamicStates = dyn_states;
-        VkGraphicsPipelineCreateInfo gpci{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-        gpci.stageCount = 2;
-        gpci.pStages = stages;
-        gpci.pVertexInputState = &vi;
-        gpci.pInputAssemblyState = &ia;
-        gpci.pViewportState = &vp;
-        gpci.pRasterizationState = &rs;
-        gpci.pMultisampleState = &ms;
-        gpci.pColorBlendState = &cb_state;
-        gpci.pDynamicState = &dyn;
-        gpci.layout = layout;
-        gpci.renderPass = render_pass;
-        VK_CHECK(vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &gpci, nullptr, &pipeline));
-        vkDestroyShaderModule(dev, vs, nullptr);
-        vkDestroyShaderModule(dev, fs, nullptr);
+        target = offscreen::create_image(ctx, format, kWidth, kHeight,
+                                         VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+        render_pass = offscreen::create_render_pass(ctx, format, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                                    offscreen::Dependencies::transfer);
+        framebuffer = offscreen::create_framebuffer(ctx, render_pass, target.view, {kWidth, kHeight});
+        layout = offscreen::create_pipeline_layout(ctx);
+        pipeline = offscreen::create_pipeline(ctx, hazard_render_vert, sizeof(hazard_render_vert), hazard_render_frag,
+                                              sizeof(hazard_render_frag), layout, render_pass);
     }
     ~Offscreen() {
         VkDevice dev = ctx.device;
@@ -1114,9 +957,7 @@ struct Offscreen {
         vkDestroyPipelineLayout(dev, layout, nullptr);
         vkDestroyFramebuffer(dev, framebuffer, nullptr);
         vkDestroyRenderPass(dev, render_pass, nullptr);
-        vkDestroyImageView(dev, view, nullptr);
-        vkDestroyImage(dev, image, nullptr);
-        vkFreeMemory(dev, memory, nullptr);
+        offscreen::destroy_image(ctx, target);
     }
 };
 
@@ -1212,18 +1053,7 @@ Outcome graphics_mix(Rig& rig) {
         clear_color(f, rgba);
         VkClearValue clear{};
         for (uint32_t c = 0; c < 4; ++c) clear.color.float32[c] = float(rgba[c] / 51) / 5.0f;
-        VkRenderPassBeginInfo rpbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-        rpbi.renderPass = gfx.render_pass;
-        rpbi.framebuffer = gfx.framebuffer;
-        rpbi.renderArea = {{0, 0}, {kWidth, kHeight}};
-        rpbi.clearValueCount = 1;
-        rpbi.pClearValues = &clear;
-        vkCmdBeginRenderPass(cb, &rpbi, VK_SUBPASS_CONTENTS_INLINE);
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, gfx.pipeline);
-        VkViewport viewport{0, 0, float(kWidth), float(kHeight), 0, 1};
-        VkRect2D scissor{{0, 0}, {kWidth, kHeight}};
-        vkCmdSetViewport(cb, 0, 1, &viewport);
-        vkCmdSetScissor(cb, 0, 1, &scissor);
+        offscreen::begin(cb, gfx.render_pass, gfx.framebuffer, {kWidth, kHeight}, clear, gfx.pipeline, true);
         VkDeviceSize zero = 0;
         vkCmdBindVertexBuffers(cb, 0, 1, &vertices.buffer, &zero);
         const float pc[4] = {float(kWidth), float(kHeight), 0.0f, 0.0f};
@@ -1238,11 +1068,8 @@ Outcome graphics_mix(Rig& rig) {
         // Transfer: the image to host memory (the render pass made it a transfer source).
         cb = cbs[next_cb++];
         suite::begin(cb);
-        VkBufferImageCopy region{};
-        region.bufferOffset = frame_bytes * f;
-        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.imageExtent = {kWidth, kHeight, 1};
-        vkCmdCopyImageToBuffer(cb, gfx.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, pixels.buffer, 1, &region);
+        offscreen::copy_to_buffer(cb, gfx.target.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, pixels.buffer, kWidth,
+                                  kHeight, frame_bytes * f);
         to_host(cb);
         VK_CHECK(vkEndCommandBuffer(cb));
         suite::submit(ctx.queue, cb);

@@ -31,6 +31,7 @@
 //                      pass, so that is the one fusion must keep whole (CMakeLists.txt: the
 //                      layer keeps the first one whole instead).
 #include "chain_step.h"
+#include "offscreen_target.h"
 #include "suite_util.h"
 #include "vk_app.h"
 
@@ -146,48 +147,8 @@ bool has_synchronization2() {
 
 // --- small Vulkan helpers ------------------------------------------------------------------
 
-// A compute pipeline over bindings 0..n-1 of the given descriptor types.
-struct Pipe {
-    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
-    VkPipelineLayout layout = VK_NULL_HANDLE;
-    VkPipeline pipeline = VK_NULL_HANDLE;
-};
-
-Pipe make_compute(vkapp::Context& ctx, const uint32_t* code, size_t bytes, const std::vector<VkDescriptorType>& types,
-                  uint32_t push_bytes) {
-    Pipe p;
-    std::vector<VkDescriptorSetLayoutBinding> bindings(types.size());
-    for (uint32_t i = 0; i < types.size(); ++i)
-        bindings[i] = {i, types[i], 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
-    VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dl.bindingCount = uint32_t(bindings.size());
-    dl.pBindings = bindings.data();
-    VK_CHECK(vkCreateDescriptorSetLayout(ctx.device, &dl, nullptr, &p.set_layout));
-    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
-    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &p.set_layout;
-    pl.pushConstantRangeCount = 1;
-    pl.pPushConstantRanges = &range;
-    VK_CHECK(vkCreatePipelineLayout(ctx.device, &pl, nullptr, &p.layout));
-    VkShaderModule module = vkapp::create_shader_module(ctx, code, bytes);
-    VkComputePipelineCreateInfo cp{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    cp.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    cp.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    cp.stage.module = module;
-    cp.stage.pName = "main";
-    cp.layout = p.layout;
-    VK_CHECK(vkCreateComputePipelines(ctx.device, VK_NULL_HANDLE, 1, &cp, nullptr, &p.pipeline));
-    vkDestroyShaderModule(ctx.device, module, nullptr);
-    return p;
-}
-
-void destroy_pipe(vkapp::Context& ctx, Pipe& p) {
-    vkDestroyPipeline(ctx.device, p.pipeline, nullptr);
-    vkDestroyPipelineLayout(ctx.device, p.layout, nullptr);
-    vkDestroyDescriptorSetLayout(ctx.device, p.set_layout, nullptr);
-    p = Pipe{};
-}
+// Compute pipelines over bindings 0..n-1 of the given descriptor types: vkapp's.
+using Pipe = vkapp::ComputePipeline;
 
 VkDescriptorPool make_pool(vkapp::Context& ctx) {
     VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 16}, {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 4}};
@@ -212,67 +173,7 @@ void write_image(vkapp::Context& ctx, VkDescriptorSet set, uint32_t binding, VkI
 }
 
 void write_buffer(vkapp::Context& ctx, VkDescriptorSet set, uint32_t binding, VkBuffer buffer) {
-    VkDescriptorBufferInfo info{buffer, 0, VK_WHOLE_SIZE};
-    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    w.dstSet = set;
-    w.dstBinding = binding;
-    w.descriptorCount = 1;
-    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    w.pBufferInfo = &info;
-    vkUpdateDescriptorSets(ctx.device, 1, &w, 0, nullptr);
-}
-
-struct Image {
-    VkImage image = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    VkImageView view = VK_NULL_HANDLE;
-};
-
-Image make_image(vkapp::Context& ctx, VkFormat format, uint32_t w, uint32_t h, VkImageUsageFlags usage) {
-    Image img;
-    VkImageCreateInfo ici{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    ici.imageType = VK_IMAGE_TYPE_2D;
-    ici.format = format;
-    ici.extent = {w, h, 1};
-    ici.mipLevels = 1;
-    ici.arrayLayers = 1;
-    ici.samples = VK_SAMPLE_COUNT_1_BIT;
-    ici.tiling = VK_IMAGE_TILING_OPTIMAL;
-    ici.usage = usage;
-    ici.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    VK_CHECK(vkCreateImage(ctx.device, &ici, nullptr, &img.image));
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(ctx.device, img.image, &req);
-    int type = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (type < 0) type = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits, 0);
-    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = uint32_t(type);
-    VK_CHECK(vkAllocateMemory(ctx.device, &mai, nullptr, &img.memory));
-    VK_CHECK(vkBindImageMemory(ctx.device, img.image, img.memory, 0));
-    VkImageViewCreateInfo vci{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    vci.image = img.image;
-    vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    vci.format = format;
-    vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VK_CHECK(vkCreateImageView(ctx.device, &vci, nullptr, &img.view));
-    return img;
-}
-
-void destroy_image(vkapp::Context& ctx, Image& img) {
-    vkDestroyImageView(ctx.device, img.view, nullptr);
-    vkDestroyImage(ctx.device, img.image, nullptr);
-    vkFreeMemory(ctx.device, img.memory, nullptr);
-    img = Image{};
-}
-
-void copy_image_to_buffer(VkCommandBuffer cb, VkImage image, VkImageLayout layout, VkBuffer buffer, uint32_t w,
-                          uint32_t h) {
-    VkBufferImageCopy region{};
-    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-    region.imageExtent = {w, h, 1};
-    vkCmdCopyImageToBuffer(cb, image, layout, buffer, 1, &region);
+    vkapp::write_storage_buffer(ctx, set, binding, buffer);
 }
 
 constexpr VkBufferUsageFlags kDeviceUsage =
@@ -323,7 +224,7 @@ bool compute_transfer(Env& env, Sync sync) {
     std::memcpy(upload.mapped, cpu.data(), kBytes);
     suite::flush(ctx, upload);
 
-    Pipe pipe = make_compute(ctx, narrow_step_comp, sizeof(narrow_step_comp),
+    Pipe pipe = vkapp::create_typed_compute_pipeline(ctx, narrow_step_comp, sizeof(narrow_step_comp),
                              {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
                              sizeof(chain::Params));
     VkDescriptorPool dpool = make_pool(ctx);
@@ -392,7 +293,7 @@ bool compute_transfer(Env& env, Sync sync) {
 
     vkDestroyFence(ctx.device, fence, nullptr);
     vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
-    destroy_pipe(ctx, pipe);
+    vkapp::destroy_compute_pipeline(ctx, pipe);
     for (vkapp::Buffer* b : {&readback, &upload, &buf[1], &buf[0]}) vkapp::destroy_buffer(ctx, *b);
     return ok;
 }
@@ -419,9 +320,9 @@ bool indirect(Env& env, Sync sync) {
     vkapp::Buffer out = vkapp::create_buffer(ctx, kWords * 4, kDeviceUsage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     vkapp::Buffer readback =
         vkapp::create_buffer(ctx, kWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, suite::cached_host_memory(ctx));
-    Pipe make_params = make_compute(ctx, narrow_params_comp, sizeof(narrow_params_comp),
+    Pipe make_params = vkapp::create_typed_compute_pipeline(ctx, narrow_params_comp, sizeof(narrow_params_comp),
                                     {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, 2 * sizeof(uint32_t));
-    Pipe work = make_compute(ctx, narrow_indirect_comp, sizeof(narrow_indirect_comp),
+    Pipe work = vkapp::create_typed_compute_pipeline(ctx, narrow_indirect_comp, sizeof(narrow_indirect_comp),
                              {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, 2 * sizeof(uint32_t));
     VkDescriptorPool dpool = make_pool(ctx);
     VkDescriptorSet params_set = suite::allocate_set(ctx, dpool, make_params.set_layout);
@@ -480,8 +381,8 @@ bool indirect(Env& env, Sync sync) {
 
     vkDestroyFence(ctx.device, fence, nullptr);
     vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
-    destroy_pipe(ctx, work);
-    destroy_pipe(ctx, make_params);
+    vkapp::destroy_compute_pipeline(ctx, work);
+    vkapp::destroy_compute_pipeline(ctx, make_params);
     for (vkapp::Buffer* b : {&readback, &out, &params}) vkapp::destroy_buffer(ctx, *b);
     return ok;
 }
@@ -522,85 +423,13 @@ struct Graphics {
     VkPipeline pipeline = VK_NULL_HANDLE;
 
     explicit Graphics(vkapp::Context& c) : ctx(c) {
-        VkAttachmentDescription att{};
-        att.format = kColorFormat;
-        att.samples = VK_SAMPLE_COUNT_1_BIT;
-        att.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-        att.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-        att.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-        att.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
-        att.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-        att.finalLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL;
-        VkAttachmentReference ref{0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-        VkSubpassDescription subpass{};
-        subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
-        subpass.colorAttachmentCount = 1;
-        subpass.pColorAttachments = &ref;
-        VkRenderPassCreateInfo rp{VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
-        rp.attachmentCount = 1;
-        rp.pAttachments = &att;
-        rp.subpassCount = 1;
-        rp.pSubpasses = &subpass;
-        VK_CHECK(vkCreateRenderPass(ctx.device, &rp, nullptr, &render_pass));
-
-        VkPushConstantRange pcr{VK_SHADER_STAGE_VERTEX_BIT, 0, 4 * sizeof(float)};
-        VkPipelineLayoutCreateInfo plci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        plci.pushConstantRangeCount = 1;
-        plci.pPushConstantRanges = &pcr;
-        VK_CHECK(vkCreatePipelineLayout(ctx.device, &plci, nullptr, &layout));
-        VkShaderModule vs = vkapp::create_shader_module(ctx, narrow_render_vert, sizeof(narrow_render_vert));
-        VkShaderModule fs = vkapp::create_shader_module(ctx, narrow_render_frag, sizeof(narrow_render_frag));
-        VkPipelineShaderStageCreateInfo stages[2] = {};
-        for (int i = 0; i < 2; ++i) {
-            stages[i].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-            stages[i].stage = i == 0 ? VK_SHADER_STAGE_VERTEX_BIT : VK_SHADER_STAGE_FRAGMENT_BIT;
-            stages[i].module = i == 0 ? vs : fs;
-            stages[i].pName = "main";
-        }
-        VkVertexInputBindingDescription vb{0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX};
-        VkVertexInputAttributeDescription va[2] = {{0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
-                                                   {1, 0, VK_FORMAT_R32G32B32A32_SFLOAT, 2 * sizeof(float)}};
-        VkPipelineVertexInputStateCreateInfo vi{VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-        vi.vertexBindingDescriptionCount = 1;
-        vi.pVertexBindingDescriptions = &vb;
-        vi.vertexAttributeDescriptionCount = 2;
-        vi.pVertexAttributeDescriptions = va;
-        VkPipelineInputAssemblyStateCreateInfo ia{VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-        ia.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-        VkViewport viewport{0, 0, float(kWidth), float(kHeight), 0, 1};
-        VkRect2D scissor{{0, 0}, {kWidth, kHeight}};
-        VkPipelineViewportStateCreateInfo vp{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-        vp.viewportCount = 1;
-        vp.pViewports = &viewport;
-        vp.scissorCount = 1;
-        vp.pScissors = &scissor;
-        VkPipelineRasterizationStateCreateInfo rs{VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-        rs.polygonMode = VK_POLYGON_MODE_FILL;
-        rs.cullMode = VK_CULL_MODE_NONE;
-        rs.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
-        rs.lineWidth = 1.0f;
-        VkPipelineMultisampleStateCreateInfo ms{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-        ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-        VkPipelineColorBlendAttachmentState cba{};
-        cba.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT |
-                             VK_COLOR_COMPONENT_A_BIT;
-        VkPipelineColorBlendStateCreateInfo cb_state{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-        cb_state.attachmentCount = 1;
-        cb_state.pAttachments = &cba;
-        VkGraphicsPipelineCreateInfo gp{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-        gp.stageCount = 2;
-        gp.pStages = stages;
-        gp.pVertexInputState = &vi;
-        gp.pInputAssemblyState = &ia;
-        gp.pViewportState = &vp;
-        gp.pRasterizationState = &rs;
-        gp.pMultisampleState = &ms;
-        gp.pColorBlendState = &cb_state;
-        gp.layout = layout;
-        gp.renderPass = render_pass;
-        VK_CHECK(vkCreateGraphicsPipelines(ctx.device, VK_NULL_HANDLE, 1, &gp, nullptr, &pipeline));
-        vkDestroyShaderModule(ctx.device, vs, nullptr);
-        vkDestroyShaderModule(ctx.device, fs, nullptr);
+        static_assert(sizeof(Vertex) == offscreen::kVertexStride, "render.vert's vertex layout");
+        render_pass = offscreen::create_render_pass(ctx, kColorFormat, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                                                    offscreen::Dependencies::implicit_only);
+        layout = offscreen::create_pipeline_layout(ctx);
+        const VkExtent2D extent{kWidth, kHeight};  // static viewport and scissor
+        pipeline = offscreen::create_pipeline(ctx, narrow_render_vert, sizeof(narrow_render_vert), narrow_render_frag,
+                                              sizeof(narrow_render_frag), layout, render_pass, &extent);
     }
     ~Graphics() {
         vkDestroyPipeline(ctx.device, pipeline, nullptr);
@@ -609,30 +438,14 @@ struct Graphics {
     }
 
     VkFramebuffer framebuffer(VkImageView view) const {
-        VkFramebufferCreateInfo fci{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-        fci.renderPass = render_pass;
-        fci.attachmentCount = 1;
-        fci.pAttachments = &view;
-        fci.width = kWidth;
-        fci.height = kHeight;
-        fci.layers = 1;
-        VkFramebuffer fb;
-        VK_CHECK(vkCreateFramebuffer(ctx.device, &fci, nullptr, &fb));
-        return fb;
+        return offscreen::create_framebuffer(ctx, render_pass, view, {kWidth, kHeight});
     }
 
     // The render pass over `fb`, cleared to `clear`, drawing `vertices` vertices of `vb`.
     void draw(VkCommandBuffer cb, VkFramebuffer fb, uint32_t clear, VkBuffer vb, uint32_t vertices) const {
         VkClearValue cv{};
         for (int c = 0; c < 4; ++c) cv.color.float32[c] = channel(clear, c);
-        VkRenderPassBeginInfo rpbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-        rpbi.renderPass = render_pass;
-        rpbi.framebuffer = fb;
-        rpbi.renderArea = {{0, 0}, {kWidth, kHeight}};
-        rpbi.clearValueCount = 1;
-        rpbi.pClearValues = &cv;
-        vkCmdBeginRenderPass(cb, &rpbi, VK_SUBPASS_CONTENTS_INLINE);
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
+        offscreen::begin(cb, render_pass, fb, {kWidth, kHeight}, cv, pipeline, false);
         VkDeviceSize zero = 0;
         vkCmdBindVertexBuffers(cb, 0, 1, &vb, &zero);
         const float pc[4] = {float(kWidth), float(kHeight), 0, 0};
@@ -663,10 +476,10 @@ bool draw_reads(Env& env, Sync sync, const Graphics& g) {
         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     vkapp::Buffer readback = vkapp::create_buffer(ctx, VkDeviceSize(kWidth) * kHeight * 4,
                                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT, suite::cached_host_memory(ctx));
-    Image image = make_image(ctx, kColorFormat, kWidth, kHeight,
+    offscreen::Image image = offscreen::create_image(ctx, kColorFormat, kWidth, kHeight,
                              VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
     VkFramebuffer fb = g.framebuffer(image.view);
-    Pipe verts = make_compute(ctx, narrow_verts_comp, sizeof(narrow_verts_comp),
+    Pipe verts = vkapp::create_typed_compute_pipeline(ctx, narrow_verts_comp, sizeof(narrow_verts_comp),
                               {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, 3 * 4);
     VkDescriptorPool dpool = make_pool(ctx);
     VkDescriptorSet set = suite::allocate_set(ctx, dpool, verts.set_layout);
@@ -701,7 +514,7 @@ bool draw_reads(Env& env, Sync sync, const Graphics& g) {
     ib.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0,
                          nullptr, 0, nullptr, 1, &ib);
-    copy_image_to_buffer(cb, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback.buffer, kWidth, kHeight);
+    offscreen::copy_to_buffer(cb, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback.buffer, kWidth, kHeight);
     vkapp::barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                    VK_ACCESS_HOST_READ_BIT);
     env.submit(cb, fence);
@@ -711,9 +524,9 @@ bool draw_reads(Env& env, Sync sync, const Graphics& g) {
 
     vkDestroyFence(ctx.device, fence, nullptr);
     vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
-    destroy_pipe(ctx, verts);
+    vkapp::destroy_compute_pipeline(ctx, verts);
     vkDestroyFramebuffer(ctx.device, fb, nullptr);
-    destroy_image(ctx, image);
+    offscreen::destroy_image(ctx, image);
     for (vkapp::Buffer* b : {&readback, &vb, &rect_buffer}) vkapp::destroy_buffer(ctx, *b);
     return ok;
 }
@@ -776,10 +589,10 @@ bool compute_reads(Env& env, Sync sync, const Graphics& g, Lead lead = Lead::non
     vkapp::Buffer pixels = vkapp::create_buffer(ctx, bytes, kDeviceUsage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     vkapp::Buffer readback =
         vkapp::create_buffer(ctx, bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, suite::cached_host_memory(ctx));
-    Image image = make_image(ctx, kColorFormat, kWidth, kHeight,
+    offscreen::Image image = offscreen::create_image(ctx, kColorFormat, kWidth, kHeight,
                              VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_STORAGE_BIT);
     VkFramebuffer fb = g.framebuffer(image.view);
-    Pipe reader = make_compute(ctx, narrow_image_read_comp, sizeof(narrow_image_read_comp),
+    Pipe reader = vkapp::create_typed_compute_pipeline(ctx, narrow_image_read_comp, sizeof(narrow_image_read_comp),
                                {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER}, 2 * 4);
     VkDescriptorPool dpool = make_pool(ctx);
     VkDescriptorSet set = suite::allocate_set(ctx, dpool, reader.set_layout);
@@ -814,9 +627,9 @@ bool compute_reads(Env& env, Sync sync, const Graphics& g, Lead lead = Lead::non
 
     vkDestroyFence(ctx.device, fence, nullptr);
     vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
-    destroy_pipe(ctx, reader);
+    vkapp::destroy_compute_pipeline(ctx, reader);
     vkDestroyFramebuffer(ctx.device, fb, nullptr);
-    destroy_image(ctx, image);
+    offscreen::destroy_image(ctx, image);
     for (vkapp::Buffer* b : {&readback, &pixels, &vb}) vkapp::destroy_buffer(ctx, *b);
     return ok;
 }
@@ -834,11 +647,11 @@ bool layout_transition(Env& env, Sync sync) {
     constexpr uint32_t kW = 64, kH = 40;
     constexpr VkDeviceSize kBytes = VkDeviceSize(kW) * kH * 4;
     const uint32_t seeds[2] = {sync == Sync::v1 ? 0x1234u : 0x4321u, 0xabcdefu};
-    Image image = make_image(ctx, VK_FORMAT_R32_UINT, kW, kH, VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+    offscreen::Image image = offscreen::create_image(ctx, VK_FORMAT_R32_UINT, kW, kH, VK_IMAGE_USAGE_STORAGE_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
     vkapp::Buffer readback[2];
     for (auto& r : readback)
         r = vkapp::create_buffer(ctx, kBytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, suite::cached_host_memory(ctx));
-    Pipe writer = make_compute(ctx, narrow_image_write_comp, sizeof(narrow_image_write_comp),
+    Pipe writer = vkapp::create_typed_compute_pipeline(ctx, narrow_image_write_comp, sizeof(narrow_image_write_comp),
                                {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE}, 4 * 4);
     VkDescriptorPool dpool = make_pool(ctx);
     VkDescriptorSet set = suite::allocate_set(ctx, dpool, writer.set_layout);
@@ -862,7 +675,7 @@ bool layout_transition(Env& env, Sync sync) {
         cb = env.begin();
         const Transition to_src{image.image, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
         all_commands_barrier(cb, sync, &to_src);
-        copy_image_to_buffer(cb, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback[round].buffer, kW, kH);
+        offscreen::copy_to_buffer(cb, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback[round].buffer, kW, kH);
         if (round == 1) all_commands_barrier(cb, sync, nullptr, true);
         env.submit(cb, round == 1 ? fence : VK_NULL_HANDLE);
     }
@@ -878,9 +691,9 @@ bool layout_transition(Env& env, Sync sync) {
 
     vkDestroyFence(ctx.device, fence, nullptr);
     vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
-    destroy_pipe(ctx, writer);
+    vkapp::destroy_compute_pipeline(ctx, writer);
     for (auto& r : readback) vkapp::destroy_buffer(ctx, r);
-    destroy_image(ctx, image);
+    offscreen::destroy_image(ctx, image);
     return ok;
 }
 

@@ -7,6 +7,7 @@
 // boundaries, so their coverage is exact; pixels within 1.5 px of a slanted triangle edge
 // are skipped (rasterization rules there are the driver's business, and the same
 // whatever the layer does). A few known pixels are also checked by value.
+#include "offscreen_target.h"
 #include "suite_util.h"
 #include "vk_app.h"
 
@@ -115,160 +116,22 @@ int main(int argc, char** argv) {
     const VkFormat kFormat = VK_FORMAT_R8G8B8A8_UNORM;
     const VkDeviceSize frame_bytes = VkDeviceSize(kWidth) * kHeight * 4;
 
-    // Colour attachment image.
-    VkImageCreateInfo ici{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    ici.imageType = VK_IMAGE_TYPE_2D;
-    ici.format = kFormat;
-    ici.extent = {kWidth, kHeight, 1};
-    ici.mipLevels = 1;
-    ici.arrayLayers = 1;
-    ici.samples = VK_SAMPLE_COUNT_1_BIT;
-    ici.tiling = VK_IMAGE_TILING_OPTIMAL;
-    ici.usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT;
-    ici.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    VkImage image;
-    VK_CHECK(vkCreateImage(dev, &ici, nullptr, &image));
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(dev, image, &req);
-    int type = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits,
-                                       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (type < 0) type = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits, 0);
-    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = uint32_t(type);
-    VkDeviceMemory image_memory;
-    VK_CHECK(vkAllocateMemory(dev, &mai, nullptr, &image_memory));
-    VK_CHECK(vkBindImageMemory(dev, image, image_memory, 0));
-    VkImageViewCreateInfo vci{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    vci.image = image;
-    vci.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    vci.format = kFormat;
-    vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    VkImageView view;
-    VK_CHECK(vkCreateImageView(dev, &vci, nullptr, &view));
+    const VkExtent2D extent{kWidth, kHeight};
+    static_assert(sizeof(Vertex) == offscreen::kVertexStride, "render.vert's vertex layout");
 
-    // Render pass: clear, draw, leave the image ready for a transfer read.
-    VkAttachmentDescription att{};
-    att.format = kFormat;
-    att.samples = VK_SAMPLE_COUNT_1_BIT;
-    att.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR;
-    att.storeOp = VK_ATTACHMENT_STORE_OP_STORE;
-    att.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE;
-    att.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE;
-    att.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    att.finalLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    VkAttachmentReference color_ref{0, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL};
-    VkSubpassDescription subpass{};
-    subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS;
-    subpass.colorAttachmentCount = 1;
-    subpass.pColorAttachments = &color_ref;
-    VkSubpassDependency deps[2] = {};
-    // The previous frame's copy must have read the image before this frame writes it.
-    deps[0].srcSubpass = VK_SUBPASS_EXTERNAL;
-    deps[0].dstSubpass = 0;
-    deps[0].srcStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
-    deps[0].srcAccessMask = 0;
-    deps[0].dstStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-    deps[0].dstAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    // The copy after the render pass reads what it wrote.
-    deps[1].srcSubpass = 0;
-    deps[1].dstSubpass = VK_SUBPASS_EXTERNAL;
-    deps[1].srcStageMask = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT;
-    deps[1].srcAccessMask = VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT;
-    deps[1].dstStageMask = VK_PIPELINE_STAGE_TRANSFER_BIT;
-    deps[1].dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    VkRenderPassCreateInfo rpci{VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO};
-    rpci.attachmentCount = 1;
-    rpci.pAttachments = &att;
-    rpci.subpassCount = 1;
-    rpci.pSubpasses = &subpass;
-    rpci.dependencyCount = 2;
-    rpci.pDependencies = deps;
-    VkRenderPass render_pass;
-    VK_CHECK(vkCreateRenderPass(dev, &rpci, nullptr, &render_pass));
+    // Colour attachment image; the render pass clears it, draws, and leaves it ready for a
+    // transfer read; its dependencies order the previous frame's copy before this frame's
+    // writes, and the copy after the render pass after what it wrote.
+    offscreen::Image image = offscreen::create_image(
+        ctx, kFormat, kWidth, kHeight, VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+    VkRenderPass render_pass = offscreen::create_render_pass(ctx, kFormat, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                                             offscreen::Dependencies::transfer);
+    VkFramebuffer framebuffer = offscreen::create_framebuffer(ctx, render_pass, image.view, extent);
 
-    VkFramebufferCreateInfo fci{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
-    fci.renderPass = render_pass;
-    fci.attachmentCount = 1;
-    fci.pAttachments = &view;
-    fci.width = kWidth;
-    fci.height = kHeight;
-    fci.layers = 1;
-    VkFramebuffer framebuffer;
-    VK_CHECK(vkCreateFramebuffer(dev, &fci, nullptr, &framebuffer));
-
-    // Graphics pipeline.
-    VkPushConstantRange pcr{VK_SHADER_STAGE_VERTEX_BIT, 0, 4 * sizeof(float)};
-    VkPipelineLayoutCreateInfo plci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    plci.pushConstantRangeCount = 1;
-    plci.pPushConstantRanges = &pcr;
-    VkPipelineLayout layout;
-    VK_CHECK(vkCreatePipelineLayout(dev, &plci, nullptr, &layout));
-    VkShaderModule vs = vkapp::create_shader_module(ctx, render_vert, sizeof(render_vert));
-    VkShaderModule fs = vkapp::create_shader_module(ctx, render_frag, sizeof(render_frag));
-    VkPipelineShaderStageCreateInfo stages[2] = {};
-    stages[0].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
-    stages[0].module = vs;
-    stages[0].pName = "main";
-    stages[1].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
-    stages[1].module = fs;
-    stages[1].pName = "main";
-    VkVertexInputBindingDescription vb{0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX};
-    VkVertexInputAttributeDescription va[2] = {
-        {0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
-        {1, 0, VK_FORMAT_R32G32B32A32_SFLOAT, 2 * sizeof(float)}};
-    VkPipelineVertexInputStateCreateInfo vi{
-        VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    vi.vertexBindingDescriptionCount = 1;
-    vi.pVertexBindingDescriptions = &vb;
-    vi.vertexAttributeDescriptionCount = 2;
-    vi.pVertexAttributeDescriptions = va;
-    VkPipelineInputAssemblyStateCreateInfo ia{
-        VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    ia.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST;
-    VkPipelineViewportStateCreateInfo vp{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    vp.viewportCount = 1;
-    vp.scissorCount = 1;
-    VkPipelineRasterizationStateCreateInfo rs{
-        VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    rs.polygonMode = VK_POLYGON_MODE_FILL;
-    rs.cullMode = VK_CULL_MODE_NONE;
-    rs.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
-    rs.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo ms{
-        VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    ms.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendAttachmentState cba{};
-    cba.colorWriteMask = VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT |
-                         VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
-    VkPipelineColorBlendStateCreateInfo cb_state{
-        VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    cb_state.attachmentCount = 1;
-    cb_state.pAttachments = &cba;
-    VkDynamicState dyn_states[2] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
-    VkPipelineDynamicStateCreateInfo dyn{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
-    dyn.dynamicStateCount = 2;
-    dyn.pDynamicStates = dyn_states;
-    VkGraphicsPipelineCreateInfo gpci{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-    gpci.stageCount = 2;
-    gpci.pStages = stages;
-    gpci.pVertexInputState = &vi;
-    gpci.pInputAssemblyState = &ia;
-    gpci.pViewportState = &vp;
-    gpci.pRasterizationState = &rs;
-    gpci.pMultisampleState = &ms;
-    gpci.pColorBlendState = &cb_state;
-    gpci.pDynamicState = &dyn;
-    gpci.layout = layout;
-    gpci.renderPass = render_pass;
-    gpci.subpass = 0;
-    VkPipeline pipeline;
-    VK_CHECK(vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &gpci, nullptr, &pipeline));
-    vkDestroyShaderModule(dev, vs, nullptr);
-    vkDestroyShaderModule(dev, fs, nullptr);
+    // Graphics pipeline (dynamic viewport and scissor).
+    VkPipelineLayout layout = offscreen::create_pipeline_layout(ctx);
+    VkPipeline pipeline = offscreen::create_pipeline(ctx, render_vert, sizeof(render_vert), render_frag,
+                                                     sizeof(render_frag), layout, render_pass);
 
     // Vertex buffer (host-visible, written before submission) and readback buffers.
     const std::vector<Vertex> vertices = make_vertices();
@@ -293,18 +156,7 @@ int main(int argc, char** argv) {
         clear.color.float32[1] = unorm(kClear[f].g);
         clear.color.float32[2] = unorm(kClear[f].b);
         clear.color.float32[3] = unorm(kClear[f].a);
-        VkRenderPassBeginInfo rpbi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-        rpbi.renderPass = render_pass;
-        rpbi.framebuffer = framebuffer;
-        rpbi.renderArea = {{0, 0}, {kWidth, kHeight}};
-        rpbi.clearValueCount = 1;
-        rpbi.pClearValues = &clear;
-        vkCmdBeginRenderPass(cb, &rpbi, VK_SUBPASS_CONTENTS_INLINE);
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline);
-        VkViewport viewport{0, 0, float(kWidth), float(kHeight), 0, 1};
-        VkRect2D scissor{{0, 0}, {kWidth, kHeight}};
-        vkCmdSetViewport(cb, 0, 1, &viewport);
-        vkCmdSetScissor(cb, 0, 1, &scissor);
+        offscreen::begin(cb, render_pass, framebuffer, extent, clear, pipeline, true);
         VkDeviceSize zero = 0;
         vkCmdBindVertexBuffers(cb, 0, 1, &vertex_buffer.buffer, &zero);
         const float pc[4] = {float(kWidth), float(kHeight), kOffset[f][0], kOffset[f][1]};
@@ -313,11 +165,8 @@ int main(int argc, char** argv) {
         for (uint32_t r = 0; r < 3; ++r) vkCmdDraw(cb, 6, 1, r * 6, 0);
         vkCmdDraw(cb, 3, 1, 18, 0);
         vkCmdEndRenderPass(cb);
-        VkBufferImageCopy region{};
-        region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
-        region.imageExtent = {kWidth, kHeight, 1};
-        vkCmdCopyImageToBuffer(cb, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback[f].buffer,
-                               1, &region);
+        offscreen::copy_to_buffer(cb, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback[f].buffer,
+                                  kWidth, kHeight);
         vkapp::barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
         VK_CHECK(vkEndCommandBuffer(cb));
@@ -392,9 +241,7 @@ int main(int argc, char** argv) {
     vkDestroyPipelineLayout(dev, layout, nullptr);
     vkDestroyFramebuffer(dev, framebuffer, nullptr);
     vkDestroyRenderPass(dev, render_pass, nullptr);
-    vkDestroyImageView(dev, view, nullptr);
-    vkDestroyImage(dev, image, nullptr);
-    vkFreeMemory(dev, image_memory, nullptr);
+    offscreen::destroy_image(ctx, image);
     if (!ok) {
         vkapp::destroy_context(ctx);
         return 1;

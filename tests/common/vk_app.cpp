@@ -185,13 +185,19 @@ int find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t typ
 }
 
 Buffer create_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
-                     VkMemoryPropertyFlags required) {
+                     VkMemoryPropertyFlags required,
+                     const std::vector<uint32_t>& concurrent_families) {
     Buffer b;
     b.size = size;
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bci.size = size;
     bci.usage = usage;
     bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (concurrent_families.size() >= 2) {
+        bci.sharingMode = VK_SHARING_MODE_CONCURRENT;
+        bci.queueFamilyIndexCount = uint32_t(concurrent_families.size());
+        bci.pQueueFamilyIndices = concurrent_families.data();
+    }
     VK_CHECK(vkCreateBuffer(ctx.device, &bci, nullptr, &b.buffer));
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(ctx.device, b.buffer, &req);
@@ -228,12 +234,21 @@ VkShaderModule create_shader_module(Context& ctx, const uint32_t* code, size_t s
 
 ComputePipeline create_compute_pipeline(Context& ctx, const uint32_t* code, size_t size_bytes,
                                         uint32_t binding_count, uint32_t push_constant_bytes) {
+    return create_typed_compute_pipeline(
+        ctx, code, size_bytes, std::vector<VkDescriptorType>(binding_count, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER),
+        push_constant_bytes);
+}
+
+ComputePipeline create_typed_compute_pipeline(Context& ctx, const uint32_t* code, size_t size_bytes,
+                                              const std::vector<VkDescriptorType>& binding_types,
+                                              uint32_t push_constant_bytes) {
     ComputePipeline p;
+    const uint32_t binding_count = uint32_t(binding_types.size());
     std::vector<VkDescriptorSetLayoutBinding> bindings(binding_count);
     for (uint32_t i = 0; i < binding_count; ++i) {
         bindings[i] = {};
         bindings[i].binding = i;
-        bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        bindings[i].descriptorType = binding_types[i];
         bindings[i].descriptorCount = 1;
         bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
@@ -265,6 +280,17 @@ void destroy_compute_pipeline(Context& ctx, ComputePipeline& p) {
     vkDestroyPipelineLayout(ctx.device, p.layout, nullptr);
     vkDestroyDescriptorSetLayout(ctx.device, p.set_layout, nullptr);
     p = ComputePipeline{};
+}
+
+void write_storage_buffer(Context& ctx, VkDescriptorSet set, uint32_t binding, VkBuffer buffer) {
+    VkDescriptorBufferInfo info{buffer, 0, VK_WHOLE_SIZE};
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstSet = set;
+    w.dstBinding = binding;
+    w.descriptorCount = 1;
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = &info;
+    vkUpdateDescriptorSets(ctx.device, 1, &w, 0, nullptr);
 }
 
 void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<VkBuffer>& buffers) {

@@ -72,8 +72,10 @@ struct Buffer {
 };
 
 // Creates a buffer with its own allocation of the first type having `required` flags.
+// With two or more `concurrent_families`, the buffer is VK_SHARING_MODE_CONCURRENT over them.
 Buffer create_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
-                     VkMemoryPropertyFlags required);
+                     VkMemoryPropertyFlags required,
+                     const std::vector<uint32_t>& concurrent_families = {});
 void destroy_buffer(Context& ctx, Buffer& buffer);
 
 VkShaderModule create_shader_module(Context& ctx, const uint32_t* code, size_t size_bytes);
@@ -87,6 +89,11 @@ struct ComputePipeline {
 };
 ComputePipeline create_compute_pipeline(Context& ctx, const uint32_t* code, size_t size_bytes,
                                         uint32_t binding_count, uint32_t push_constant_bytes);
+// The same over bindings 0..n-1 of the given descriptor types (storage images, ...).
+// (A name of its own: a one-element list would otherwise convert to binding_count.)
+ComputePipeline create_typed_compute_pipeline(Context& ctx, const uint32_t* code, size_t size_bytes,
+                                              const std::vector<VkDescriptorType>& binding_types,
+                                              uint32_t push_constant_bytes);
 void destroy_compute_pipeline(Context& ctx, ComputePipeline& p);
 
 // A descriptor pool with one set of `pipe`'s layout, its bindings 0..n-1 written with `buffers`.
@@ -96,6 +103,9 @@ struct StorageSet {
 };
 StorageSet create_storage_set(Context& ctx, const ComputePipeline& pipe, const std::vector<VkBuffer>& buffers);
 void destroy_storage_set(Context& ctx, StorageSet& s);
+
+// Writes storage-buffer binding `binding` of `set` to the whole of `buffer`.
+void write_storage_buffer(Context& ctx, VkDescriptorSet set, uint32_t binding, VkBuffer buffer);
 
 // Writes storage-buffer bindings 0..n-1 of `set` to the whole of each buffer.
 void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<VkBuffer>& buffers);
