@@ -87,11 +87,12 @@ VkResult queue_submit(QueueState& q, uint32_t count, const VkSubmitInfo* submits
 VkResult queue_submit2(QueueState& q, uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
                        PFN_vkQueueSubmit2 next);
 
-// Submits the queue's open batch (before work or a wait on that queue). Returns an error of
+// Records and submits every batch the queue holds, sealed and open (before work or a wait on
+// that queue). Returns an error of
 // the flush, or one an earlier flush left for the application.
 VkResult flush_queue(QueueState& q, FlushReason reason);
-// Submits every open batch of the device (before a fence, semaphore, query or event is
-// looked at, or the device waits). One atomic load when nothing is open.
+// The same for every queue of the device (before a fence, semaphore, query or event is looked
+// at, or the device waits). One atomic load when nothing is held.
 VkResult flush_device(DeviceState& d, FlushReason reason);
 
 // Fences answered from a timeline (batch_fences.h), for the fence entry points.
