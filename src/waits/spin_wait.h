@@ -49,18 +49,21 @@ private:
 
 // Polls `poll` (VK_SUCCESS: done, VK_NOT_READY: not yet, anything else: an error to return)
 // until it is done or `budget_ns` has passed. Returns the last poll result; `spun_ns` gets the
-// time spent.
+// time spent, `polls` (if given) how many polls it took.
 template <typename Poll>
-VkResult spin_until(Poll&& poll, uint64_t budget_ns, uint64_t* spun_ns) {
+VkResult spin_until(Poll&& poll, uint64_t budget_ns, uint64_t* spun_ns, uint32_t* polls = nullptr) {
     const uint64_t start = now_ns();
     VkResult r;
+    uint32_t n = 0;
     for (;;) {
         r = poll();
+        ++n;
         if (r != VK_NOT_READY) break;
         if (now_ns() - start >= budget_ns) break;
         for (int i = 0; i < 8; ++i) cpu_relax();
     }
     *spun_ns = now_ns() - start;
+    if (polls) *polls = n;
     return r;
 }
 

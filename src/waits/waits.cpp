@@ -27,12 +27,15 @@ VkResult spin_then_block(DeviceState& d, AdaptiveSpinBudget& site, uint64_t time
     const uint64_t budget = site.budget_ns(uint64_t(d.settings.spin_us) * 1000, timeout, d.settings.spin_adaptive);
     if (budget > 0) {
         uint64_t spun = 0;
-        VkResult r = spin_until(poll, budget, &spun);
+        uint32_t polls = 0;
+        VkResult r = spin_until(poll, budget, &spun, &polls);
         d.stats.add(Counter::SpinWaits);
         d.stats.add(Counter::SpinNs, spun);
         if (r == VK_SUCCESS) {
             d.stats.add(Counter::SpinWins);
-            site.record(now_ns() - start);
+            // Done at the first look: no wait at all. Its wall time is only whatever preempted
+            // the thread meanwhile, which must not teach the site that its waits are long.
+            site.record(polls == 1 ? 0 : now_ns() - start);
             return r;
         }
         if (r < 0) return r;

@@ -44,7 +44,10 @@ TEST(AdaptiveSpinBudget, StartsSpinningAgainWhenWaitsGetShort) {
 TEST(SpinUntil, ReturnsAtOnceOnSuccessOrErrorAndStopsAtTheBudget) {
     uint64_t spun = 0;
     int calls = 0;
-    EXPECT_EQ(spin_until([&] { return ++calls == 3 ? VK_SUCCESS : VK_NOT_READY; }, 1'000'000'000, &spun), VK_SUCCESS);
+    uint32_t polls = 0;
+    EXPECT_EQ(spin_until([&] { return ++calls == 3 ? VK_SUCCESS : VK_NOT_READY; }, 1'000'000'000, &spun, &polls),
+              VK_SUCCESS);
+    EXPECT_EQ(polls, 3u);
     EXPECT_EQ(calls, 3);
     EXPECT_EQ(spin_until([] { return VK_ERROR_DEVICE_LOST; }, 1'000'000'000, &spun), VK_ERROR_DEVICE_LOST);
     EXPECT_EQ(spin_until([] { return VK_NOT_READY; }, 200'000, &spun), VK_NOT_READY);
