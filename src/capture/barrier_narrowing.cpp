@@ -203,11 +203,6 @@ bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCom
     return true;
 }
 
-void replay_narrowed(const CommandCapture& capture, const VkLayerDispatchTable& d, VkCommandBuffer cb,
-                     NarrowingState& state) {
-    for (const CaptureRecord* r = capture.records(); r; r = r->next)
-        if (!replay_barrier(*r, d, cb, state)) replay_record(d, cb, *r);
-}
 
 namespace {
 void full_memory_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, uint64_t src, uint64_t dst) {

@@ -57,9 +57,6 @@ struct NarrowingState {
 // can be; false for any other record (nothing recorded).
 bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state);
 
-// Replays `capture` into `cb` as CommandCapture::replay does, narrowing its pipeline barriers.
-void replay_narrowed(const CommandCapture& capture, const VkLayerDispatchTable& d, VkCommandBuffer cb,
-                     NarrowingState& state);
 
 // The barrier a batch with narrowed barriers ends with: everything its work wrote, before
 // everything the queue does after it.

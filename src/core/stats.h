@@ -59,7 +59,6 @@ namespace slipstream {
     X(PassedSubmitExtension, "passed_submit_extension") /* ... pNext, flags or device masks */ \
     X(PassedOtherFamily, "passed_other_family") /* ... recorded for another queue family */ \
     X(PassedLayoutsDestroyed, "passed_layouts_destroyed") /* ... a layout it names may be gone */ \
-    X(PassedNoBatch, "passed_no_batch")         /* ... the queue has no batch to fuse into */ \
     X(BatchesFlushed, "batches_flushed")        /* fused batches submitted */                \
     X(FlushFull, "flush_full")                  /* ... because it was full */                \
     X(FlushGpuStarving, "flush_gpu_starving")   /* ... at most one batch was still running */ \

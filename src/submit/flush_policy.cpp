@@ -22,7 +22,6 @@ const char* pass_reason_name(PassReason reason) {
     case PassReason::SubmitExtension: return "submit-extension";
     case PassReason::OtherFamily: return "other-family";
     case PassReason::LayoutsDestroyed: return "layouts-destroyed";
-    case PassReason::NoBatch: return "no-batch";
     }
     return "?";
 }

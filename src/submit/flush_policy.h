@@ -49,7 +49,6 @@ enum class PassReason : uint8_t {
     SubmitExtension,   // a pNext, flags or device masks fusion does not represent
     OtherFamily,       // a command buffer allocated from another queue family's pool
     LayoutsDestroyed,  // a pipeline or set layout or template was destroyed since it was begun
-    NoBatch,           // the queue has no batch of ours (fusion failed to start on it)
 };
 const char* pass_reason_name(PassReason reason);
 

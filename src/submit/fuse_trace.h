@@ -25,7 +25,8 @@ struct TraceRecord {
     uint64_t waited_ns;   // Flush: since the batch was opened
     uint64_t in_flight;   // submissions of ours still running before the event
     uint64_t submit_cost_ns;
-    uint64_t call_ns;     // the driver's vkQueueSubmit (Flush, Direct), the replay (Append), the wait (Woke)
+    uint64_t call_ns;     // the driver's vkQueueSubmit (Flush, Direct), the wait (Woke); 0 for Append
+    // (Woke: cbs holds the semaphores waited on, waited_ns the timeout, in_flight the VkResult.)
 };
 
 class FuseTrace {

@@ -285,7 +285,6 @@ void count_passed(DeviceStats& stats, PassReason why, uint64_t n) {
     case PassReason::SubmitExtension: stats.add(Counter::PassedSubmitExtension, n); break;
     case PassReason::OtherFamily: stats.add(Counter::PassedOtherFamily, n); break;
     case PassReason::LayoutsDestroyed: stats.add(Counter::PassedLayoutsDestroyed, n); break;
-    case PassReason::NoBatch: stats.add(Counter::PassedNoBatch, n); break;
     }
 }
 

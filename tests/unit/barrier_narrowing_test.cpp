@@ -2,6 +2,7 @@
 // bit of both synchronization versions, and the replay of real captures through a recording
 // dispatch table.
 #include "capture/barrier_narrowing.h"
+#include "capture/batch_replay.h"
 #include "capture_commands.h"
 
 #include <gtest/gtest.h>
@@ -92,6 +93,12 @@ VKAPI_ATTR void VKAPI_CALL record_v2(VkCommandBuffer, const VkDependencyInfo* in
         g_barriers.push_back({info->pImageMemoryBarriers[i].srcStageMask, info->pImageMemoryBarriers[i].dstStageMask});
 }
 VKAPI_ATTR void VKAPI_CALL record_dispatch(VkCommandBuffer, uint32_t, uint32_t, uint32_t) {}
+// One batch's replay, narrowing on (what fusion does with a capture).
+void replay_in_batch(const CommandCapture& c, const VkLayerDispatchTable& d, NarrowingState& s) {
+    BatchReplay batch;
+    batch.begin_batch();
+    batch.replay(c, d, VK_NULL_HANDLE, true, s);
+}
 VkLayerDispatchTable table() {
     VkLayerDispatchTable d{};
     d.CmdPipelineBarrier = record_v1;
@@ -118,7 +125,7 @@ TEST(BarrierNarrowing, ReplayNarrowsAndPutsAFullBarrierFirstAfterOtherWork) {
 
     g_barriers.clear();
     NarrowingState s;
-    replay_narrowed(r.c, d, VK_NULL_HANDLE, s);
+    replay_in_batch(r.c, d, s);
     ASSERT_EQ(g_barriers.size(), 2u);
     EXPECT_EQ(g_barriers[0].first, kNarrowSrcStages);
     EXPECT_EQ(g_barriers[1].second, kNarrowDstStages);
@@ -128,7 +135,7 @@ TEST(BarrierNarrowing, ReplayNarrowsAndPutsAFullBarrierFirstAfterOtherWork) {
     g_barriers.clear();
     NarrowingState after_other_work;
     after_other_work.full_first = true;
-    replay_narrowed(r.c, d, VK_NULL_HANDLE, after_other_work);
+    replay_in_batch(r.c, d, after_other_work);
     ASSERT_EQ(g_barriers.size(), 3u);
     EXPECT_EQ(g_barriers[0].first, uint64_t(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT));  // ours, from everything
     EXPECT_EQ(g_barriers[0].second, kNarrowDstStages);
@@ -157,7 +164,7 @@ TEST(BarrierNarrowing, Synchronization2LayoutTransitionKeepsItsLayouts) {
     r.c.end(VK_SUCCESS);
     g_barriers.clear();
     NarrowingState s;
-    replay_narrowed(r.c, table(), VK_NULL_HANDLE, s);
+    replay_in_batch(r.c, table(), s);
     ASSERT_EQ(g_barriers.size(), 1u);
     EXPECT_EQ(g_barriers[0].first, kNarrowSrcStages);
     EXPECT_EQ(g_barriers[0].second, kNarrowDstStages);
@@ -176,7 +183,7 @@ TEST(BarrierNarrowing, OwnershipTransfersAndTimestampsAreNotNarrowed) {
     r.c.end(VK_SUCCESS);
     g_barriers.clear();
     NarrowingState s;
-    replay_narrowed(r.c, table(), VK_NULL_HANDLE, s);
+    replay_in_batch(r.c, table(), s);
     ASSERT_EQ(g_barriers.size(), 1u);
     EXPECT_EQ(g_barriers[0].first, uint64_t(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT));
     EXPECT_EQ(s.narrowed, 0u);
