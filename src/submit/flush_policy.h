@@ -12,8 +12,9 @@
 // When the GPU runs dry with a batch open, waiting is worth it only up to what a submission
 // costs (like renting skis until their price is paid, that wastes at most as much GPU time as
 // the submissions it saves). What a submission costs is measured per queue as its round trip
-// on an idle GPU: from the vkQueueSubmit of a batch while nothing of ours ran to the first
-// counter read that sees it complete (a slowly decaying minimum, since reads can come late).
+// on an idle GPU: from the vkQueueSubmit of a batch of one operation while nothing of ours ran
+// to the first counter read that sees it complete (a slowly decaying minimum, since reads can
+// come late). Bigger batches are not samples: their round trip holds their work too.
 // The CPU time of vkQueueSubmit alone (~2-3 us on the H200) says nothing of what each
 // submission costs the GPU (~11-16 us however small it is): flushing once a batch had waited
 // that long kept batches at 1.2-1.3 command buffers in bench runs on the H200. A submitting
@@ -112,6 +113,9 @@ inline uint64_t next_submit_cost(uint64_t cost_ns, uint64_t sample_ns) {
     const uint64_t decayed = cost_ns + cost_ns / 8 + 1;
     return sample_ns < decayed ? sample_ns : decayed;
 }
+
+// Whether a submission of `ops` operations (UINT32_MAX: not known) may sample the round trip.
+inline bool samples_submit_cost(uint32_t ops) { return ops <= 1; }
 
 // Whether a batch opened at `opened_ns` has waited its time at `now_ns`.
 inline bool deadline_passed(uint64_t opened_ns, uint64_t now_ns, uint32_t max_defer_us) {

@@ -147,8 +147,10 @@ private:
         VkCommandBuffer cb;  // null for a direct submission
         uint64_t value;      // the timeline value its completion signals
     };
-    // After a submission that signals `value`, begun at `start_ns`, returned `result`.
-    void submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t start_ns);
+    // After a submission of `ops` operations (kUnknownOps: the application's command buffers)
+    // that signals `value`, begun at `start_ns`, returned `result`.
+    static constexpr uint32_t kUnknownOps = UINT32_MAX;
+    void submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t start_ns, uint32_t ops);
     template <typename Info, typename Next>
     VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next);
     template <typename Info, typename Next>

@@ -79,6 +79,16 @@ TEST(FlushPolicy, SubmitCostIsADecayingMinimum) {
     EXPECT_LT(late, 900000u);
 }
 
+// Only a submission of one operation samples the round trip: a full batch's round trip is
+// mostly its work, and a stream of them would have raised the cost by an eighth each.
+TEST(FlushPolicy, OnlyOneOperationSamplesTheSubmitCost) {
+    EXPECT_TRUE(samples_submit_cost(0));
+    EXPECT_TRUE(samples_submit_cost(1));
+    EXPECT_FALSE(samples_submit_cost(2));
+    EXPECT_FALSE(samples_submit_cost(32));
+    EXPECT_FALSE(samples_submit_cost(UINT32_MAX));  // the application's own command buffers
+}
+
 TEST(FlushPolicy, SubmissionsWithSemaphoresOrExtensionsPassThrough) {
     VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     EXPECT_EQ(classify_submit(s), PassReason::None);
