@@ -67,7 +67,8 @@ void end_capture(CommandBufferState& cb, VkResult result) {
     cb.opens_ordered = c.capturable() && opens_with_fuse_barrier(c, cb.stages & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT);
     cb.narrowable = c.capturable() && narrowable_work(c);
     if (const ResourceRegistry* r = cb.device->resources.get(); r && cb.narrowable)
-        cb.footprint = footprint_of(c, *r, cb.descriptor_epoch, cb.device->settings.elide_proof == ElideProof::TrustUnknown);
+        footprint_of(c, *r, cb.descriptor_epoch, cb.device->settings.elide_proof == ElideProof::TrustUnknown,
+                     cb.footprint);
     if (c.capturable()) {
         cb.device->stats.add(Counter::CommandBuffersCaptured);
         return;

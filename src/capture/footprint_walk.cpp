@@ -7,7 +7,10 @@ namespace slipstream::capture {
 namespace {
 class Walk {
 public:
-    Walk(const ResourceRegistry& registry, uint64_t epoch, bool trust) : r_(registry), epoch_(epoch), trust_(trust) {}
+    Walk(const ResourceRegistry& registry, uint64_t epoch, bool trust, Footprint& out)
+        : fp(out), r_(registry), epoch_(epoch), trust_(trust) {
+        fp.clear();
+    }
 
     void add(const ResourceRange& range, bool write) {
         if (!range.known) fp.set_unknown();
@@ -27,7 +30,7 @@ public:
     }
     void record(const CaptureRecord& rec);
 
-    Footprint fp;
+    Footprint& fp;
 
 private:
     ResourceRegistry::Reader r_;
@@ -156,13 +159,12 @@ void Walk::record(const CaptureRecord& rec) {
 }
 }  // namespace
 
-Footprint footprint_of(const CommandCapture& capture, const ResourceRegistry& registry, uint64_t begun_epoch,
-                       bool trust) {
-    Walk walk(registry, begun_epoch, trust);
-    if (!capture.capturable()) walk.fp.set_unknown();
-    for (const CaptureRecord* r = capture.records(); r && !walk.fp.unknown(); r = r->next) walk.record(*r);
-    walk.fp.normalize();
-    return std::move(walk.fp);
+void footprint_of(const CommandCapture& capture, const ResourceRegistry& registry, uint64_t begun_epoch, bool trust,
+                  Footprint& out) {
+    Walk walk(registry, begun_epoch, trust, out);
+    if (!capture.capturable()) out.set_unknown();
+    for (const CaptureRecord* r = capture.records(); r && !out.unknown(); r = r->next) walk.record(*r);
+    out.normalize();
 }
 
 }  // namespace slipstream::capture

@@ -20,7 +20,15 @@ namespace slipstream::capture {
 // `begun_epoch`: the registry's update epoch when the command buffer began (a set updated
 // since may have changed after it was bound). `trust`: test-only (VK_SLIPSTREAM_ELIDE_PROOF=
 // trust-unknown), hidden sets and address-reaching pipelines taken at face value.
-Footprint footprint_of(const CommandCapture& capture, const ResourceRegistry& registry, uint64_t begun_epoch,
-                       bool trust);
+// Into `out` (its memory reused: vkEndCommandBuffer allocates nothing once a command buffer's
+// footprint has had room for its ranges).
+void footprint_of(const CommandCapture& capture, const ResourceRegistry& registry, uint64_t begun_epoch, bool trust,
+                  Footprint& out);
+inline Footprint footprint_of(const CommandCapture& capture, const ResourceRegistry& registry, uint64_t begun_epoch,
+                              bool trust) {
+    Footprint f;
+    footprint_of(capture, registry, begun_epoch, trust, f);
+    return f;
+}
 
 }  // namespace slipstream::capture
