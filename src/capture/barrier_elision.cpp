@@ -2,8 +2,8 @@
 
 namespace slipstream::capture {
 
-bool BarrierElision::may_elide(const Footprint& footprint) {
-    if (since_barrier_.conflicts_with(footprint) ||
+bool BarrierElision::may_elide(const Footprint& footprint, bool indirect) {
+    if (indirect || since_barrier_.conflicts_with(footprint) ||
         since_barrier_.ranges().size() + footprint.ranges().size() > kMaxUnionRanges) {
         restart(footprint);
         return false;

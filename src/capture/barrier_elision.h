@@ -27,8 +27,10 @@ public:
     }
     // Whether the fuse barrier in front of a capture of `footprint` may be left out. Either
     // way it then counts as replayed: when false, the caller records the barrier, and the
-    // union restarts from this capture.
-    bool may_elide(const Footprint& footprint);
+    // union restarts from this capture. A capture that dispatches indirectly (`indirect`)
+    // keeps its barrier, the one that reaches DRAW_INDIRECT: the barriers of ours before it did
+    // not order earlier writes before indirect parameter reads, so no union would do.
+    bool may_elide(const Footprint& footprint, bool indirect = false);
     // The capture opens with a barrier of its own that holds the fuse barrier: it orders the
     // capture after everything before it, so the union restarts from it.
     void ordered(const Footprint& footprint) { restart(footprint); }

@@ -177,7 +177,7 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb) {
 
 bool QueueFusion::elide_fuse_barrier(const CommandBufferState& state) {
     if (d_.settings.elide_proof == ElideProof::Off) return elision_.may_elide_blindly();
-    return elision_.may_elide(state.footprint);
+    return elision_.may_elide(state.footprint, dispatches_indirectly(state));
 }
 
 void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb) {

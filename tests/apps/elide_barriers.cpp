@@ -9,7 +9,7 @@
 //                      buffers of its own, all 128 bound to one VkDeviceMemory at disjoint
 //                      offsets. Elision must leave the fuse barriers out (but a batch's first).
 //
-// Not valid Vulkan, so only with --implicit-serialization (all three unless named): dependent
+// Not valid Vulkan, so only with --implicit-serialization (all four unless named): dependent
 // chains of command buffers with no barrier between them (each step reads what the one before
 // wrote), correct only if command buffers run one after another. Each hands its data on
 // through something the layer must see through, so every fuse barrier must stay:
@@ -18,6 +18,11 @@
 //   addresses          buffers P and Q; the chain alternates a kernel that reaches P -> Q through
 //                      buffer device addresses (push constants, GL_EXT_buffer_reference) and one
 //                      that reads Q -> P through descriptors;
+//   indirect           per round, a command buffer writes indirect dispatch parameters X and a
+//                      buffer W (transfer updates), the next rewrites W, the next dispatches
+//                      indirectly with X (R -> Z of its own): the third touches nothing the
+//                      second does, but the barrier in front of the second does not reach
+//                      DRAW_INDIRECT, so the third's must stay;
 //   update_after_bind  per round, a command buffer binds an update-after-bind set that names
 //                      R -> Y when it is recorded and is then updated to R -> Q, and a second one
 //                      reads Q -> P through an ordinary set; both submitted back to back (needs
@@ -285,6 +290,55 @@ bool addresses(vkapp::Context& ctx, uint64_t& sum) {
     return ok;
 }
 
+bool indirect(vkapp::Context& ctx, uint64_t& sum) {
+    constexpr uint32_t kRounds = 16;
+    Rig rig(ctx);
+    VkDeviceSize stride = 0;
+    Block& block = rig.allocate(3 + kRounds, &stride);  // X, W, R, then one Z per round
+    VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    ci.size = kBytes;
+    ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    VkBuffer x;
+    VK_CHECK(vkCreateBuffer(ctx.device, &ci, nullptr, &x));
+    rig.buffers.push_back(x);
+    VK_CHECK(vkBindBufferMemory(ctx.device, x, block.memory, 0));  // beside the block's first buffer
+    VkBuffer w;
+    VK_CHECK(vkCreateBuffer(ctx.device, &ci, nullptr, &w));
+    rig.buffers.push_back(w);
+    VK_CHECK(vkBindBufferMemory(ctx.device, w, block.memory, stride));
+    const VkBuffer r = rig.bind(block, 2 * stride);
+    const std::vector<uint32_t> r_words = random_words(11);
+    std::memcpy(words(block, 2 * stride), r_words.data(), kBytes);
+    std::vector<VkCommandBuffer> chain;
+    std::vector<uint32_t> zero(kWords, 0);
+    for (uint32_t k = 0; k < kRounds; ++k) {
+        const VkBuffer z = rig.bind(block, (3 + k) * stride);
+        std::memcpy(words(block, (3 + k) * stride), zero.data(), kBytes);
+        VkCommandBuffer a = rig.begin();
+        const uint32_t groups[3] = {2, 1, 1};
+        vkCmdUpdateBuffer(a, x, 0, sizeof groups, groups);
+        vkCmdFillBuffer(a, w, 0, VK_WHOLE_SIZE, k);
+        rig.end(a, false);
+        VkCommandBuffer b = rig.begin();
+        vkCmdFillBuffer(b, w, 0, VK_WHOLE_SIZE, k + 1);
+        rig.end(b, false);
+        const VkDescriptorSet set = rig.set_for(r, z);  // before the command buffer begins: known
+        VkCommandBuffer c = rig.begin();
+        vkCmdBindPipeline(c, VK_PIPELINE_BIND_POINT_COMPUTE, rig.step.pipeline);
+        vkCmdBindDescriptorSets(c, VK_PIPELINE_BIND_POINT_COMPUTE, rig.step.layout, 0, 1, &set, 0, nullptr);
+        const StepParams p{kWords, k};
+        vkCmdPushConstants(c, rig.step.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(p), &p);
+        vkCmdDispatchIndirect(c, x, 0);
+        rig.end(c, k + 1 == kRounds);
+        chain.insert(chain.end(), {a, b, c});
+    }
+    rig.submit_all_and_wait(chain);
+    bool ok = true;
+    for (uint32_t k = 0; k < kRounds; ++k) ok = check("indirect", words(block, (3 + k) * stride), step_cpu(r_words, k), sum) && ok;
+    if (ok) std::printf("indirect: %u rounds of parameters written two command buffers before their indirect dispatch\n", kRounds);
+    return ok;
+}
+
 bool update_after_bind(vkapp::Context& ctx, uint64_t& sum) {
     if (!ctx.storage_buffer_update_after_bind) {
         std::printf("update_after_bind: skipped (no descriptorBindingStorageBufferUpdateAfterBind)\n");
@@ -360,6 +414,7 @@ const Scenario kScenarios[] = {
     {"disjoint", disjoint, false},
     {"aliasing", aliasing, true},
     {"addresses", addresses, true},
+    {"indirect", indirect, true},
     {"update_after_bind", update_after_bind, true},
 };
 
@@ -376,7 +431,7 @@ int main(int argc, char** argv) {
         bool known = false;
         for (const Scenario& s : kScenarios) known = known || n == s.name;
         if (!known) {
-            std::fprintf(stderr, "usage: %s [--implicit-serialization] [disjoint|aliasing|addresses|update_after_bind...]\n",
+            std::fprintf(stderr, "usage: %s [--implicit-serialization] [disjoint|aliasing|addresses|indirect|update_after_bind...]\n",
                          argv[0]);
             return 2;
         }

@@ -401,6 +401,10 @@ TEST_F(Elision, TheBarrierComparesAgainstEveryCaptureSinceTheLastOneRecorded) {
     // A new batch forgets the last.
     elision.begin_batch();
     EXPECT_FALSE(elision.may_elide(d));
+    // An indirect dispatch keeps the barrier that reaches DRAW_INDIRECT, disjoint or not: the
+    // barrier before c above did not order a's writes before indirect parameter reads.
+    EXPECT_FALSE(elision.may_elide(b, true));
+    EXPECT_TRUE(elision.may_elide(a)) << "the union restarted at the indirect capture";
     // Blind (test-only): all but a batch's first.
     elision.begin_batch();
     EXPECT_FALSE(elision.may_elide_blindly());
