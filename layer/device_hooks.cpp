@@ -134,6 +134,8 @@ VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice device, VkPipelineLayo
 
 VKAPI_ATTR void VKAPI_CALL DestroyDescriptorSetLayout(VkDevice device, VkDescriptorSetLayout layout,
                                                       const VkAllocationCallbacks* allocator) {
+    DeviceState* state = find_device(device);
+    if (layout && state->resources) state->resources->set_layout_destroyed(layout);
     destroy_layout(device, capture::LayoutKeeper::Kind::SetLayout, uint64_t(layout), allocator);
 }
 

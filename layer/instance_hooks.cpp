@@ -96,6 +96,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
                                                               state->queue_families.data());
     if (state->settings.readback != ReadbackMode::Off || state->settings.readback_steer)
         state->readback = std::make_unique<ReadbackTracker>(*state);
+    // Barrier elision follows the objects a capture names from the device's first one on.
+    if (fuse && state->settings.fuse_barrier && state->settings.elide_barriers)
+        state->resources = std::make_unique<capture::ResourceRegistry>();
     log(LogLevel::Info, "active on device %p (%s)", static_cast<void*>(*device), state->properties.deviceName);
     if (fuse) submit::start_device(*state);
     add_device(std::move(state));

@@ -50,6 +50,11 @@ const ProcTable& device_procs() {
             PROC(GetQueryPoolResults),
             PROC(GetEventStatus), PROC(GetSemaphoreFdKHR),
             PROC(DestroyPipelineLayout), PROC(DestroyDescriptorSetLayout),
+            PROC(CreateBufferView), PROC(DestroyBufferView), PROC(CreateImageView), PROC(DestroyImageView),
+            PROC(CreateDescriptorSetLayout), PROC(AllocateDescriptorSets), PROC(FreeDescriptorSets),
+            PROC(ResetDescriptorPool), PROC(DestroyDescriptorPool), PROC(UpdateDescriptorSets),
+            PROC(UpdateDescriptorSetWithTemplate), PROC(UpdateDescriptorSetWithTemplateKHR),
+            PROC(CreateShaderModule), PROC(DestroyShaderModule), PROC(CreateComputePipelines), PROC(DestroyPipeline),
         };
 #ifdef VK_USE_PLATFORM_WIN32_KHR
         t.emplace("vkImportFenceWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(ImportFenceWin32HandleKHR));

@@ -12,12 +12,14 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreat
     DeviceState* d = find_device(device);
     VkResult r = d->dispatch.CreateBuffer(device, info, allocator, buffer);
     if (r == VK_SUCCESS && d->readback) d->readback->buffer_created(*buffer, *info);
+    if (r == VK_SUCCESS && d->resources) d->resources->buffer_created(*buffer, *info);
     return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (buffer && d->readback) d->readback->buffer_destroyed(buffer);
+    if (buffer && d->resources) d->resources->buffer_destroyed(buffer);
     d->dispatch.DestroyBuffer(device, buffer, allocator);
 }
 
@@ -26,12 +28,14 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateImage(VkDevice device, const VkImageCreateI
     DeviceState* d = find_device(device);
     VkResult r = d->dispatch.CreateImage(device, info, allocator, image);
     if (r == VK_SUCCESS && d->readback) d->readback->image_created(*image, *info);
+    if (r == VK_SUCCESS && d->resources) d->resources->image_created(*image, *info);
     return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyImage(VkDevice device, VkImage image, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (image && d->readback) d->readback->image_destroyed(image);
+    if (image && d->resources) d->resources->image_destroyed(image);
     d->dispatch.DestroyImage(device, image, allocator);
 }
 
@@ -105,29 +109,55 @@ VKAPI_ATTR void VKAPI_CALL GetDeviceImageMemoryRequirementsKHR(VkDevice device,
 VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAllocateInfo* info,
                                               const VkAllocationCallbacks* allocator, VkDeviceMemory* memory) {
     DeviceState* d = find_device(device);
-    if (d->readback) return d->readback->allocate(info, allocator, memory);
-    return d->dispatch.AllocateMemory(device, info, allocator, memory);
+    const VkResult r = d->readback ? d->readback->allocate(info, allocator, memory)
+                                   : d->dispatch.AllocateMemory(device, info, allocator, memory);
+    if (r == VK_SUCCESS && d->resources) d->resources->memory_allocated(*memory, *info);
+    return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice device, VkDeviceMemory memory, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (memory && d->readback) d->readback->freed(memory);
+    if (memory && d->resources) d->resources->memory_freed(memory);
     d->dispatch.FreeMemory(device, memory, allocator);
 }
 
 namespace {
 ReadbackDeferral* deferral(DeviceState* d) { return d->readback ? d->readback->deferral() : nullptr; }
-}  // namespace
 
-VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory(VkDevice device, VkBuffer buffer, VkDeviceMemory memory,
-                                                VkDeviceSize offset) {
-    DeviceState* d = find_device(device);
+// Barrier elision's view of binds: the application's memory and offsets (a bind cached
+// readback holds back or moves still names the application's allocation, which every
+// resource bound to it follows).
+void note_bound(DeviceState* d, VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset, bool plain) {
+    if (d->resources) d->resources->buffer_bound(buffer, memory, offset, plain);
+}
+void note_bound(DeviceState* d, VkImage image, VkDeviceMemory memory, VkDeviceSize offset, bool plain) {
+    if (!d->resources) return;
+    if (!plain || !memory) {  // planes, swapchain images: not followed
+        d->resources->image_bound(image, memory, offset, 0, false);
+        return;
+    }
+    VkMemoryRequirements reqs{};
+    d->dispatch.GetImageMemoryRequirements(d->device, image, &reqs);
+    d->resources->image_bound(image, memory, offset, reqs.size, plain);
+}
+
+VkResult bind_buffer(DeviceState* d, VkDevice device, VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset) {
     if (ReadbackDeferral* defer = deferral(d); defer && defer->bind_buffer(buffer, memory, offset, true)) {
         d->readback->buffer_bound(buffer, memory);  // held back until its first use: bound for the app
         return VK_SUCCESS;
     }
     VkResult r = d->dispatch.BindBufferMemory(device, buffer, memory, offset);
     if (r == VK_SUCCESS && d->readback) d->readback->buffer_bound(buffer, memory);
+    return r;
+}
+}  // namespace
+
+VKAPI_ATTR VkResult VKAPI_CALL BindBufferMemory(VkDevice device, VkBuffer buffer, VkDeviceMemory memory,
+                                                VkDeviceSize offset) {
+    DeviceState* d = find_device(device);
+    const VkResult r = bind_buffer(d, device, buffer, memory, offset);
+    if (r == VK_SUCCESS) note_bound(d, buffer, memory, offset, true);
     return r;
 }
 
@@ -137,13 +167,13 @@ VKAPI_ATTR VkResult VKAPI_CALL BindImageMemory(VkDevice device, VkImage image, V
     if (ReadbackDeferral* defer = deferral(d)) defer->bind_image(image, memory);
     VkResult r = d->dispatch.BindImageMemory(device, image, memory, offset);
     if (r == VK_SUCCESS && d->readback) d->readback->image_bound(image, memory);
+    if (r == VK_SUCCESS) note_bound(d, image, memory, offset, true);
     return r;
 }
 
 namespace {
 template <typename Info, typename Next>
-VkResult bind2(VkDevice device, uint32_t count, const Info* infos, Next next) {
-    DeviceState* d = find_device(device);
+VkResult bind2_down(DeviceState* d, VkDevice device, uint32_t count, const Info* infos, Next next) {
     ReadbackDeferral* defer = deferral(d);
     std::vector<Info> down;  // what goes down when the deferral holds some back or moves memory
     if (defer && defer->tracking_memory()) {
@@ -171,6 +201,21 @@ VkResult bind2(VkDevice device, uint32_t count, const Info* infos, Next next) {
             d->readback->buffer_bound(infos[i].buffer, infos[i].memory);
         else if (infos[i].memory)  // swapchain-bound images carry no memory
             d->readback->image_bound(infos[i].image, infos[i].memory);
+    }
+    return r;
+}
+
+template <typename Info, typename Next>
+VkResult bind2(VkDevice device, uint32_t count, const Info* infos, Next next) {
+    DeviceState* d = find_device(device);
+    const VkResult r = bind2_down(d, device, count, infos, next);
+    if (r == VK_SUCCESS && d->resources) {
+        for (uint32_t i = 0; i < count; ++i) {
+            if constexpr (std::is_same_v<Info, VkBindBufferMemoryInfo>)
+                note_bound(d, infos[i].buffer, infos[i].memory, infos[i].memoryOffset, infos[i].pNext == nullptr);
+            else
+                note_bound(d, infos[i].image, infos[i].memory, infos[i].memoryOffset, infos[i].pNext == nullptr);
+        }
     }
     return r;
 }

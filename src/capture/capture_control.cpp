@@ -2,6 +2,7 @@
 
 #include "capture/barrier_cover.h"
 #include "capture/barrier_narrowing.h"
+#include "capture/footprint_walk.h"
 #include "core/log.h"
 
 namespace slipstream::capture {
@@ -37,6 +38,7 @@ bool begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info)
     }
     if (!cb.capture) cb.capture = std::make_unique<CommandCapture>();
     cb.capture->begin(cb.level, info);
+    if (cb.device->resources) cb.descriptor_epoch = cb.device->resources->update_epoch();
     // A capture may be replayed after the application destroyed a layout it names (legal once
     // recorded): the layouts stay until it goes.
     if (cb.device->fusion) {
@@ -64,6 +66,9 @@ void end_capture(CommandBufferState& cb, VkResult result) {
     c.end(result);
     cb.opens_ordered = c.capturable() && opens_with_fuse_barrier(c, cb.stages & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT);
     cb.narrowable = c.capturable() && narrowable_work(c);
+    if (const ResourceRegistry* r = cb.device->resources.get(); r && cb.narrowable)
+        footprint_of(c, *r, cb.descriptor_epoch, cb.device->settings.elide_proof == ElideProof::TrustUnknown,
+                     cb.footprint);
     if (c.capturable()) {
         cb.device->stats.add(Counter::CommandBuffersCaptured);
         return;

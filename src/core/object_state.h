@@ -6,8 +6,10 @@
 // of their own, found by handle.
 #pragma once
 
+#include "capture/capture_footprint.h"
 #include "capture/command_capture.h"
 #include "capture/layout_keeper.h"
+#include "capture/resource_registry.h"
 #include "command_table.h"
 #include "waits/queue_idle.h"
 #include "memory/readback_tracker.h"
@@ -80,6 +82,10 @@ struct CommandBufferState {
     bool opens_ordered = false;
     // Its commands all work in the stages barrier narrowing assumes (capture/barrier_narrowing.h).
     bool narrowable = false;
+    // With barrier elision: the memory its capture may touch (capture/footprint_walk.h), set at
+    // vkEndCommandBuffer, and the device's descriptor update epoch when it began.
+    capture::Footprint footprint = capture::Footprint::make_unknown();
+    uint64_t descriptor_epoch = 0;
     // Counted live in the device's LayoutKeeper (lazy captures, and those made native
     // mid-recording, until reset, re-begun or freed).
     bool holds_layouts = false;
@@ -115,6 +121,7 @@ struct CommandBufferState {
         lazy = false;
         opens_ordered = false;
         narrowable = false;
+        footprint.set_unknown();
         native_error = VK_SUCCESS;
         release_layouts();
     }
@@ -150,6 +157,9 @@ struct DeviceState {
     PFN_vkGetSemaphoreCounterValue fusion_counter_value = nullptr;
     PFN_vkWaitSemaphores fusion_wait_semaphores = nullptr;
     std::atomic<uint32_t> open_batches{0};
+    // What barrier elision knows of buffers, images, descriptor sets and pipelines (while
+    // VK_SLIPSTREAM_ELIDE_BARRIERS is on with fusion and its barrier; null otherwise).
+    std::unique_ptr<capture::ResourceRegistry> resources;
     // Pipeline layouts, descriptor set layouts and update templates: their destroys counted
     // (a capture begun before one of them went may name it) and, while lazy captures may
     // still be replayed with them, put off.

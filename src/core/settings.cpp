@@ -27,6 +27,8 @@ const std::vector<SettingSpec>& setting_specs() {
         {"lazy_record", "on|off", "on", "with fuse on: record fusable command buffers only as captures, not into the driver (they are replayed at submission)"},
         {"narrow_barriers", "on|off", "on", "with fuse on: narrow ALL_COMMANDS barriers of fused command buffers to the stages a batch's work uses"},
         {"narrow_history", "on|off", "on", "test-only: off drops the full barriers that keep narrowed barriers correct across the queue's other work (to prove the tests catch it)"},
+        {"elide_barriers", "on|off", "off", "with fuse on: leave the fuse barrier out in front of a command buffer whose memory footprint (descriptor sets, push descriptors, copy and fill ranges, indirect parameters, compared by VkDeviceMemory and offset) provably meets no write of, and writes nothing touched by, the command buffers since the last barrier"},
+        {"elide_proof", "on|off|trust-unknown", "on", "test-only: off elides every fuse barrier after a batch's first, trust-unknown takes update-after-bind sets and buffer-device-address shaders at face value (to prove the tests catch a wrong elision)"},
         {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
     };
     return specs;
@@ -75,6 +77,13 @@ static std::optional<ReadbackMode> parse_readback(const std::string& text) {
     if (t == "off" || t == "0") return ReadbackMode::Off;
     if (t == "auto" || t == "on" || t == "1") return ReadbackMode::Auto;
     if (t == "all-host-visible") return ReadbackMode::AllHostVisible;
+    return std::nullopt;
+}
+
+static std::optional<ElideProof> parse_elide_proof(const std::string& text) {
+    const std::string t = lower(text);
+    if (t == "trust-unknown") return ElideProof::TrustUnknown;
+    if (auto b = parse_bool(t)) return *b ? ElideProof::On : ElideProof::Off;
     return std::nullopt;
 }
 
@@ -127,6 +136,8 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "lazy_record", parse_bool, s.lazy_record);
     read_one(lookup, warnings, "narrow_barriers", parse_bool, s.narrow_barriers);
     read_one(lookup, warnings, "narrow_history", parse_bool, s.narrow_history);
+    read_one(lookup, warnings, "elide_barriers", parse_bool, s.elide_barriers);
+    read_one(lookup, warnings, "elide_proof", parse_elide_proof, s.elide_proof);
     read_one(lookup, warnings, "fuse_trace",
              [](const std::string& t) { return std::optional<std::string>(t); }, s.fuse_trace);
     return s;
@@ -169,6 +180,8 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"lazy_record", s.lazy_record ? "on" : "off"},
         {"narrow_barriers", s.narrow_barriers ? "on" : "off"},
         {"narrow_history", s.narrow_history ? "on" : "off"},
+        {"elide_barriers", s.elide_barriers ? "on" : "off"},
+        {"elide_proof", s.elide_proof == ElideProof::On ? "on" : s.elide_proof == ElideProof::Off ? "off" : "trust-unknown"},
         {"fuse_trace", s.fuse_trace},
     };
 }

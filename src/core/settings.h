@@ -13,6 +13,10 @@
 namespace slipstream {
 
 enum class ReadbackMode { Off, Auto, AllHostVisible };
+// Test-only: how barrier elision decides (on: only where footprints prove it; off: blindly,
+// every fuse barrier after a batch's first; trust-unknown: hidden descriptor sets and
+// address-reaching shaders taken at face value), to prove the tests catch a wrong elision.
+enum class ElideProof { On, Off, TrustUnknown };
 
 struct Settings {
     LogLevel log = LogLevel::Warn;
@@ -29,9 +33,11 @@ struct Settings {
     uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
     bool fuse_barrier = true;  // a compute|transfer barrier in front of each fused command buffer
     uint32_t flusher_poll_us = 10;  // fusion: the flusher's look at running batches (0: block)
-    bool lazy_record = true;
+    bool lazy_record = true;      // fusion: capture only, record into the driver on demand
     bool narrow_barriers = true;  // fusion: ALL_COMMANDS barriers narrowed to the batch's stages
-    bool narrow_history = true;   // test-only: the full barriers that keep narrowing correct  // fusion: capture only, record into the driver on demand
+    bool narrow_history = true;   // test-only: the full barriers that keep narrowing correct
+    bool elide_barriers = false;  // fusion: no fuse barrier between captures of disjoint memory
+    ElideProof elide_proof = ElideProof::On;  // test-only
     std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
 };
 

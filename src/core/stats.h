@@ -74,6 +74,7 @@ namespace slipstream {
     X(LazyReplayedAlone, "lazy_replayed_alone") /* ... replayed on their own for a pass-through submit */ \
     X(LayoutDestroysPutOff, "layout_destroys_put_off") /* layouts/templates kept for lazy captures */ \
     X(FuseBarriersLeftOut, "fuse_barriers_left_out") /* the command buffer opened with one that holds it */ \
+    X(FuseBarriersElided, "fuse_barriers_elided") /* its memory provably meets no write of those before */ \
     X(BarriersSeen, "barriers_seen")            /* pipeline barriers replayed into batches */ \
     X(BarriersNarrowed, "barriers_narrowed")    /* ... their ALL_COMMANDS narrowed */ \
     X(FullBarriersInserted, "full_barriers_inserted") /* ours, around narrowed ones (the queue's other work) */ \

@@ -145,13 +145,20 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb) {
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VkResult r = d.BeginCommandBuffer(cb, &begin);
     replay_.begin_batch();
+    elision_.begin_batch();
     for (const CommandBufferState* state : b.cbs) {
         // In front of every fused command buffer, a batch's first too: to an application that
         // relies on command-buffer boundaries, the work before the batch on the queue is as
         // much "the command buffer before" as the work before it in the batch.
         if (r == VK_SUCCESS && d_.settings.fuse_barrier) {
-            if (state->opens_ordered) d_.stats.add(Counter::FuseBarriersLeftOut);
-            else fuse_barrier(d, cb, dispatches_indirectly(*state));
+            if (state->opens_ordered) {
+                d_.stats.add(Counter::FuseBarriersLeftOut);
+                if (d_.resources) elision_.ordered(state->footprint);
+            } else if (d_.resources && elide_fuse_barrier(*state)) {
+                d_.stats.add(Counter::FuseBarriersElided);
+            } else {
+                fuse_barrier(d, cb, dispatches_indirectly(*state));
+            }
         }
         if (r == VK_SUCCESS) replay_into_batch(*state, cb);
         // Replayed: the application may reset or free it once its work is done.
@@ -166,6 +173,11 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb) {
     narrowed_in_batch_ = narrowed_without_indirect_ = false;
     d_.stats.add(Counter::BindsLeftOut, replay_.binds_left_out());
     return d.EndCommandBuffer(cb);
+}
+
+bool QueueFusion::elide_fuse_barrier(const CommandBufferState& state) {
+    if (d_.settings.elide_proof == ElideProof::Off) return elision_.may_elide_blindly();
+    return elision_.may_elide(state.footprint, dispatches_indirectly(state));
 }
 
 void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb) {

@@ -22,6 +22,7 @@
 // submitted in order: only a holder of record_mutex() takes one.
 #pragma once
 
+#include "capture/barrier_elision.h"
 #include "capture/batch_replay.h"
 #include "submit/flush_policy.h"
 #include "submit/fuse_trace.h"
@@ -155,6 +156,9 @@ private:
     VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next);
     template <typename Info, typename Next>
     VkResult submit_replayed_as(uint32_t count, const Info* submits, VkFence fence, Next next);
+    // Whether the fuse barrier in front of `state` in the batch being recorded may be left out
+    // (capture/barrier_elision.h): record_mutex() held.
+    bool elide_fuse_barrier(const CommandBufferState& state);
     // Replays a capture into batch `cb`, its ALL_COMMANDS barriers narrowed where the queue's
     // history allows (capture/barrier_narrowing.h, narrowing.md): record_mutex() held.
     void replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb);
@@ -192,6 +196,7 @@ private:
     bool narrowed_in_batch_ = false;
     bool narrowed_without_indirect_ = false;  // ... with second scopes short of indirect reads
     capture::BatchReplay replay_;
+    capture::BarrierElision elision_;  // with record_mutex(): the footprints since our last barrier
     SyncPattern sync_;
     std::atomic<VkFence> latest_fence_{VK_NULL_HANDLE};
     std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured

@@ -29,6 +29,10 @@ in VK_LAYER_ENABLES): without it, the 1.3.239 layer checks hazards only within e
 buffer, not across submissions, which is where a layer that batches submissions could break
 things.
 
+With --skip-if REGEX, a run whose output has a line matching it (the program could not run
+what the test needs on this device, and said so) ends the test: the driver prints
+"SKIPPED: <that line>" (ctest's SKIP_REGULAR_EXPRESSION) and exits 0.
+
 Exit status: 0 if every mode passed, 1 otherwise (2 on bad usage).
 """
 import argparse
@@ -75,6 +79,8 @@ def parse_args(argv):
     p.add_argument("--expect-stat", action="append", default=[], metavar="NAME>=N",
                    help="in every mode but off, the layer's counter NAME (summed over "
                         "devices) must satisfy this; >=, == or <= (repeatable)")
+    p.add_argument("--skip-if", metavar="REGEX",
+                   help="a program output line matching this skips the test (SKIPPED: ...)")
     p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
                    help="set in every mode's environment (repeatable)")
     args = p.parse_args(ours)
@@ -239,6 +245,11 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="slipstream-suite-") as tmpdir:
         for mode in args.modes:
             runs.append(run_mode(args, mode, tmpdir))
+            skip = [line for line in runs[-1].stdout.splitlines()
+                    if args.skip_if and re.search(args.skip_if, line)]
+            if skip:
+                print(f"SKIPPED: {name} [{mode}]: {skip[0]}")
+                return 0
 
     sums = {r.checksum for r in runs if r.checksum}
     if len(sums) > 1:

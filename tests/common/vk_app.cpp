@@ -111,6 +111,17 @@ Context create_context(const char* app_name, const ContextOptions& options) {
     f13.synchronization2 = options.synchronization2 ? VK_TRUE : VK_FALSE;
     f12.timelineSemaphore = options.timeline_semaphores ? VK_TRUE : VK_FALSE;
     f12.pNext = &f13;
+    if (options.api_version >= VK_API_VERSION_1_2 &&
+        (options.buffer_device_address || options.storage_buffer_update_after_bind)) {
+        VkPhysicalDeviceVulkan12Features have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+        VkPhysicalDeviceFeatures2 all{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &have};
+        vkGetPhysicalDeviceFeatures2(ctx.physical_device, &all);
+        ctx.buffer_device_address = options.buffer_device_address && have.bufferDeviceAddress;
+        ctx.storage_buffer_update_after_bind =
+            options.storage_buffer_update_after_bind && have.descriptorBindingStorageBufferUpdateAfterBind;
+        f12.bufferDeviceAddress = ctx.buffer_device_address ? VK_TRUE : VK_FALSE;
+        f12.descriptorBindingStorageBufferUpdateAfterBind = ctx.storage_buffer_update_after_bind ? VK_TRUE : VK_FALSE;
+    }
     // Before Vulkan 1.2, timeline semaphores come from VK_KHR_timeline_semaphore.
     VkPhysicalDeviceTimelineSemaphoreFeatures timeline_khr{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};

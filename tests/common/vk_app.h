@@ -30,6 +30,9 @@ struct ContextOptions {
     uint32_t queue_count = 1;       // queues requested from the chosen family (clamped)
     std::vector<const char*> layers;  // instance layers to enable by name
     std::vector<const char*> optional_device_extensions;  // enabled where the device has them
+    // Vulkan 1.2 features enabled where the device has them (Context says which it got).
+    bool buffer_device_address = false;
+    bool storage_buffer_update_after_bind = false;
 };
 
 struct Context {
@@ -44,6 +47,8 @@ struct Context {
     VkQueueFamilyProperties queue_family_properties{};
     VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
     std::vector<std::string> device_extensions;  // enabled on `device`
+    bool buffer_device_address = false;             // ContextOptions' features, as enabled
+    bool storage_buffer_update_after_bind = false;
     bool has_device_extension(const char* name) const;
 };
 

@@ -183,6 +183,15 @@ const RowInfo kRows[] = {
      "      tuned: 4 command buffers (32 commands each), spin-then-block wait, cached staging.\n"
      "      GPU time: the 100 dispatches and the copy recorded in one command buffer with the\n"
      "      style's barriers (so it includes what each barrier costs on the GPU)."},
+    {"independent", "independent: small kernels, one per command buffer", "us",
+     "Per-kernel cost of N = 64 (16 with --quick) small independent kernels, each adding to a\n"
+     "      buffer of its own (256 uints, v += c; each its own VkDeviceMemory), then one sync;\n"
+     "      time / N. Nothing orders them: a runtime that knows they are independent may run\n"
+     "      them at once.\n"
+     "      naive: N command buffers, no barriers, N vkQueueSubmit back to back, one wait.\n"
+     "      tuned: one command buffer, a COMPUTE|TRANSFER barrier between every two dispatches\n"
+     "      (a runtime that serializes every kernel by hand), one submit, one spin-then-block wait.\n"
+     "      GPU time: the N dispatches in one command buffer with the style's barriers."},
     {"batched", "batched: 100 dispatches per command buffer + fence wait", "us",
      "Per-command-buffer cost of the batched pattern (ML runtimes; the same in every --style\n"
      "      and --wait): N = 32 times (4 with --quick), record 100 dependent launches of the tiny\n"
@@ -532,6 +541,7 @@ private:
     void row_readback_big(RowResult& row);
     void row_pipeline(RowResult& row);
     void row_batched(RowResult& row);
+    void row_independent(RowResult& row);
     void row_seed_readback(RowResult& row, VkDeviceSize bytes);
     void row_ml_matvec(RowResult& row);
 
@@ -895,6 +905,7 @@ RowResult Bench::run(const RowInfo& info) {
     else if (id == "readback_48mb") row_readback_big(row);
     else if (id == "pipeline") row_pipeline(row);
     else if (id == "batched") row_batched(row);
+    else if (id == "independent") row_independent(row);
     else if (id == "seed_readback_48mb") row_seed_readback(row, opt_.quick ? 4000000 : 48000000);
     else if (id == "seed_readback_64k") row_seed_readback(row, k64KiB);
     else if (id == "ml_matvec") row_ml_matvec(row);
@@ -944,6 +955,92 @@ void Bench::row_launch(RowResult& row, bool sync_each) {
     sync();
     VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
     free_buffer(tiny);
+    free_buffer(check_buf);
+}
+
+// "independent: small kernels, one per command buffer".
+void Bench::row_independent(RowResult& row) {
+    const uint32_t n = opt_.quick ? 16 : 64;
+    row.ops_per_rep = int(n);
+    std::vector<Buf> bufs;
+    std::vector<VkDescriptorSet> sets;
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, n};
+    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dpi.maxSets = n;
+    dpi.poolSizeCount = 1;
+    dpi.pPoolSizes = &ps;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    VK_CHECK(vkCreateDescriptorPool(ctx_.device, &dpi, nullptr, &pool));
+    for (uint32_t i = 0; i < n; ++i) {
+        bufs.push_back(make_buffer(kTinyWords * 4, kDeviceUsage, MemPref::device));
+        VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        ai.descriptorPool = pool;
+        ai.descriptorSetCount = 1;
+        ai.pSetLayouts = &add_.set_layout;
+        VkDescriptorSet set;
+        VK_CHECK(vkAllocateDescriptorSets(ctx_.device, &ai, &set));
+        vkapp::write_storage_buffers(ctx_, set, {bufs.back().buffer});
+        sets.push_back(set);
+    }
+    Buf check_buf = make_buffer(VkDeviceSize(n) * kTinyWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
+    const VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    auto serialize = [&](VkCommandBuffer cb) {
+        vkapp::barrier(cb, st, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, st,
+                       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                           VK_ACCESS_TRANSFER_WRITE_BIT);
+    };
+    // Kernel i adds (rep + 1) * (i + 1) to its buffer.
+    auto record_all = [&](VkCommandBuffer cb, uint32_t rep, bool barriers) {
+        for (uint32_t i = 0; i < n; ++i) {
+            if (barriers && i) serialize(cb);
+            dispatch(cb, add_, sets[i], (rep + 1) * (i + 1), kTinyWords);
+        }
+    };
+
+    measure(row, warmup(2), reps(20, 3), n,
+        [&](int) {
+            untimed([&](VkCommandBuffer cb) {
+                for (Buf& b : bufs) vkCmdFillBuffer(cb, b.buffer, 0, VK_WHOLE_SIZE, 0);
+            });
+        },
+        [&](int r) {
+            if (opt_.style == Style::naive) {
+                for (uint32_t i = 0; i < n; ++i) {
+                    Slot& s = acquire_slot();
+                    dispatch(s.cb, add_, sets[i], uint32_t(r + 1) * (i + 1), kTinyWords);
+                    submit(s);
+                }
+            } else {
+                Slot& s = acquire_slot();
+                record_all(s.cb, uint32_t(r), true);
+                submit(s);
+            }
+            sync();
+        },
+        [&](int r) {
+            untimed([&](VkCommandBuffer cb) {
+                for (uint32_t i = 0; i < n; ++i) {
+                    VkBufferCopy c{0, VkDeviceSize(i) * kTinyWords * 4, kTinyWords * 4};
+                    vkCmdCopyBuffer(cb, bufs[i].buffer, check_buf.buffer, 1, &c);
+                }
+            });
+            bool ok = true;
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n && ok; ++i)
+                for (uint32_t j = 0; j < kTinyWords && ok; ++j)
+                    if (check_buf.as<uint32_t>()[i * kTinyWords + j] != uint32_t(r + 1) * (i + 1)) {
+                        ok = false;
+                        bad = i;
+                    }
+            check(row, ok, "rep " + std::to_string(r) + ": kernel " + std::to_string(bad) + "'s buffer is wrong");
+        });
+    row.gpu_what = "the " + std::to_string(n) + " dispatches in one command buffer" +
+                   (opt_.style == Style::tuned ? ", a barrier between every two" : ", no barriers");
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer cb) { record_all(cb, 0, opt_.style == Style::tuned); },
+                             opt_.quick ? 3 : 20);
+    sync();
+    vkDestroyDescriptorPool(ctx_.device, pool, nullptr);
+    for (Buf& b : bufs) free_buffer(b);
     free_buffer(check_buf);
 }
 
