@@ -79,7 +79,8 @@ bool narrowable_work(const CommandCapture& capture) {
         case CommandId::CmdBindDescriptorBufferEmbeddedSamplersEXT: return false;
         default: break;
         }
-        if (kCommandInfo[int(r->id)].stages & ~(kNarrowDstStages | kTransferParts)) return false;
+        // Indirect dispatches read their parameters at DRAW_INDIRECT (narrowing.md, cases 1, 2).
+        if (kCommandInfo[int(r->id)].stages & ~(kNarrowDstIndirectStages | kTransferParts)) return false;
     }
     return true;
 }
