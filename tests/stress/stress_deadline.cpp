@@ -2,7 +2,8 @@
 // default 4) put a fence on one submission in eight only; the others are watched through their
 // markers in memory alone (no Vulkan call: with VK_SLIPSTREAM_MAX_DEFER_US small and
 // VK_SLIPSTREAM_BATCH_MAX large, what a layer holds back reaches the GPU only by its deadline
-// flush), and some of those the submitting thread waits for that way before it goes on. A
+// flush), and some of those the submitting thread waits for that way before it goes on, now and
+// then while every other thread keeps from Vulkan calls that could flush (traffic.h). A
 // fence waiter waits on the fenced ones from its own thread, and another thread takes a
 // queue's lock and calls vkQueueWaitIdle, or all queues' locks and vkDeviceWaitIdle, and then
 // checks that everything submitted before has run (traffic.h).
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
         c.fence_waiters = 1;
         c.fence_every = 8;
         c.poll_memory = true;
+        c.quiet_probes = true;
         c.idle_waits = true;
         c.submissions = o.submissions;
         c.stop_at_s = o.seconds > 0 ? stress::elapsed_s() + o.seconds : 0;

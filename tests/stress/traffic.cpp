@@ -85,6 +85,47 @@ private:
     std::atomic<bool> wrong_{false};
 };
 
+// Quiet phases (quiet_probes): a submitter that probes the deadline flush keeps every waiting
+// thread's Vulkan calls (waits, status queries, idle waits: all of them can flush what a layer
+// holds) out for the time of its probe.
+class QuietGate {
+public:
+    // A waiting thread's Vulkan calls, for as long as it lives: never during a probe.
+    class Calls {
+    public:
+        explicit Calls(QuietGate& g) : g_(g) {
+            for (;;) {
+                while (g_.quiet_.load()) std::this_thread::yield();
+                g_.busy_.fetch_add(1);
+                if (!g_.quiet_.load()) return;
+                g_.busy_.fetch_sub(1);
+            }
+        }
+        ~Calls() { g_.busy_.fetch_sub(1); }
+        Calls(const Calls&) = delete;
+        Calls& operator=(const Calls&) = delete;
+
+    private:
+        QuietGate& g_;
+    };
+    // The prober, holding no queue lock: from now on no waiting thread calls (the calls running
+    // end first).
+    void hush() {
+        lock_.lock();
+        quiet_.store(true);
+        while (busy_.load()) std::this_thread::yield();
+    }
+    void release() {
+        quiet_.store(false);
+        lock_.unlock();
+    }
+
+private:
+    std::mutex lock_;  // one probe at a time
+    std::atomic<bool> quiet_{false};
+    std::atomic<int> busy_{0};
+};
+
 struct Submitter;
 
 // A submission others watch: which submitter, which of its slots, and its sequence number
@@ -196,6 +237,7 @@ private:
     std::atomic<size_t> submitters_done_{0};
     std::atomic<bool> relays_done_{false};
     Problems problems_;
+    QuietGate quiet_;
 };
 
 void Traffic::check(VkResult r, const char* what, bool timeout_ok) {
@@ -370,6 +412,8 @@ void Traffic::submitter_thread(Submitter& s) {
         const bool gated = c_.timelines && c_.gates && seq % 32 == 17;
         const bool polled = c_.poll_memory && !fenced;
         const bool probe = polled && seq % 8 == 2;  // waited for through memory before going on
+        const bool quiet = polled && c_.quiet_probes && seq % 64 == 58;  // ... with nobody else calling
+        if (quiet) quiet_.hush();
         Slot& x = s.slots[slot];
         x.watchers.store(uint32_t(fenced) + uint32_t(signals) + uint32_t(polled));
         x.fence_used = fenced;
@@ -409,8 +453,9 @@ void Traffic::submitter_thread(Submitter& s) {
         if (signals) semaphore_board_.post({&s, slot, seq, signal_value});
         if (gated) gate_board_.post({&s, slot, seq, wait_value});
         if (polled) memory_board_.post({&s, slot, seq, 0});
-        if (probe)
+        if (probe || quiet)
             while (!x.seen_in_memory.load()) std::this_thread::yield();
+        if (quiet) quiet_.release();
     }
     submitters_done_.fetch_add(1);
 }
@@ -441,6 +486,7 @@ void Traffic::fence_waiter_thread(uint32_t index) {
             std::this_thread::yield();
             continue;
         }
+        const QuietGate::Calls calls(quiet_);
         fences.clear();
         for (const Watch& w : ws) fences.push_back(w.s->slots[w.slot].fence);
         const uint32_t n = uint32_t(fences.size());
@@ -499,6 +545,7 @@ void Traffic::semaphore_waiter_thread() {
             std::this_thread::yield();
             continue;
         }
+        const QuietGate::Calls calls(quiet_);
         // One value per semaphore in a wait: a second watch of the same one waits its turn.
         if (ws.size() == 2 && ws[0].s == ws[1].s) {
             semaphore_board_.put_back(ws[1]);
@@ -599,6 +646,7 @@ void Traffic::idle_waiter_thread() {
         std::this_thread::sleep_for(std::chrono::microseconds(100 + dice.roll(400)));
         const bool device = ++round % 4 == 0;
         const uint32_t qi = dice.roll(uint32_t(queues_.size()));
+        const QuietGate::Calls calls(quiet_);  // before the locks: a prober needs one
         if (device) lock_all();
         else queues_[qi]->lock.lock();
         // What was submitted before the wait; the queue locks keep it from changing.

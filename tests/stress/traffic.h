@@ -15,8 +15,10 @@
 // however many submissions are made.
 //
 // With `poll_memory`, fence-less submissions are watched through their marker only (no Vulkan
-// call: only the layer's deadline flush can get a held batch to the GPU then), and some of
-// them the submitter itself waits for that way before it goes on. With `idle_waits`, a thread
+// call), and some of them the submitter itself waits for that way before it goes on; with
+// `quiet_probes`, every 64th of a submitter's waits so while the threads that wait, poll and
+// wait for idleness make no Vulkan call: only the layer's deadline flush can get a held batch
+// to the GPU then. With `idle_waits`, a thread
 // takes a queue's lock and calls vkQueueWaitIdle, or all queues' locks and vkDeviceWaitIdle,
 // then checks that every submission made before is complete.
 //
@@ -52,6 +54,10 @@ struct TrafficConfig {
     bool timelines = false;    // timeline signals with a waiter thread ...
     bool gates = true;         // ... and (with timelines) host-signalled gates
     bool poll_memory = false;  // a thread that watches fence-less submissions through memory
+    // (with poll_memory) now and then a submitter's probe that no other thread's Vulkan call
+    // can get to the GPU: the waiting threads pause meanwhile, so only a layer's own deadline
+    // flush can (a layer that held it forever hangs: the watchdog says so)
+    bool quiet_probes = false;
     bool idle_waits = false;   // a thread doing vkQueueWaitIdle and vkDeviceWaitIdle
     uint32_t relays = 0;       // cross-queue relays, two threads each
     uint32_t relay_stages = 0;
