@@ -34,7 +34,7 @@ junit=$PWD/build-asan/asan-tests.xml
 # One retry, only of tests whose sole problem is LeakSanitizer's stop-the-world tracer crashing
 # on lavapipe's threads at exit ("Tracer caught signal 11"), which is not a finding; tools/
 # tracer_retry.py says which and why. Any other failure fails the stage at once.
-if ! asan_ctest -L 'unit|loader|suite|layers|sanitizers' --output-junit "$junit" \
+if ! asan_ctest -L 'unit|loader|suite|layers|sanitizers|stress' --output-junit "$junit" \
      --test-output-size-failed 10000000; then
   python3 tools/tracer_retry.py "$junit" || exit 1
   asan_ctest --rerun-failed

@@ -2,6 +2,7 @@
 
 #include "vk_app.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -17,7 +18,7 @@ const auto g_start = std::chrono::steady_clock::now();
 
 [[noreturn]] void usage(const char* argv0, const Options& o) {
     std::fprintf(stderr,
-                 "usage: %s [--submissions N] [--seconds S] [--threads T] [--watchdog S] [--report FILE]",
+                 "usage: %s [--submissions N] [--seconds S] [--threads T] [--watchdog S] [--stall S] [--report FILE]",
                  argv0);
     for (const Options::Extra& e : o.extras) std::fprintf(stderr, " [--%s N]", e.name);
     std::fprintf(stderr, "\n");
@@ -73,6 +74,7 @@ void parse(int argc, char** argv, Options& o) {
         else if (std::strcmp(a, "--seconds") == 0) o.seconds = v;
         else if (std::strcmp(a, "--threads") == 0 && v >= 1 && v <= 256) o.threads = uint32_t(v);
         else if (std::strcmp(a, "--watchdog") == 0 && v > 0) o.watchdog_s = v;
+        else if (std::strcmp(a, "--stall") == 0 && v > 0) o.stall_s = v;
         else {
             bool known = false;
             for (Options::Extra& e : o.extras)
@@ -83,7 +85,7 @@ void parse(int argc, char** argv, Options& o) {
             if (!known) usage(argv[0], o);
         }
     }
-    if (o.watchdog_s == 0) o.watchdog_s = o.seconds > 0 ? o.seconds + 60 : 45;
+    if (o.watchdog_s == 0) o.watchdog_s = o.seconds > 0 ? o.seconds + 60 : 45 + double(o.submissions) / 500;
 }
 
 void write_report(const std::string& path, const std::vector<CaseResult>& cases) {
@@ -118,7 +120,7 @@ struct Watchdog::State {
     Progress* progress = nullptr;
     std::vector<CaseResult>* cases = nullptr;
     size_t index = 0;
-    double limit_s = 0;
+    double limit_s = 0, stall_s = 0;
     std::thread thread;
 };
 
@@ -126,16 +128,35 @@ Watchdog::Watchdog(const Options& o, const char* program) : s_(new State) {
     s_->program = program;
     s_->report = o.report;
     s_->limit_s = o.watchdog_s;
+    s_->stall_s = o.stall_s;
     s_->thread = std::thread([s = s_] {
         std::unique_lock lock(s->mutex);
-        const auto deadline = g_start + std::chrono::duration<double>(s->limit_s);
-        if (s->cv.wait_until(lock, deadline, [s] { return s->stop; })) return;
+        using Clock = std::chrono::steady_clock;
+        const Clock::time_point deadline =
+            g_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s->limit_s));
+        uint64_t last = UINT64_MAX;
+        double still_since = elapsed_s();
+        bool stalled = false;
+        for (;;) {
+            const Clock::time_point next = std::min(deadline, Clock::time_point(Clock::now() + std::chrono::seconds(1)));
+            if (s->cv.wait_until(lock, next, [s] { return s->stop; })) return;
+            if (Clock::now() >= deadline) break;
+            const uint64_t now = s->progress ? s->progress->submissions.load() + s->progress->waits.load() : 0;
+            if (now != last || !s->progress) {
+                last = now;
+                still_since = elapsed_s();
+            } else if (elapsed_s() - still_since >= s->stall_s) {
+                stalled = true;
+                break;
+            }
+        }
         const uint64_t subs = s->progress ? s->progress->submissions.load() : 0;
         const uint64_t waits = s->progress ? s->progress->waits.load() : 0;
-        std::fprintf(stderr,
-                     "stress %s: HANG: case %s did not finish within the watchdog's %g s "
-                     "(%llu submissions and %llu waits made so far); aborting\n",
-                     s->program.c_str(), s->name.empty() ? "(setup)" : s->name.c_str(), s->limit_s,
+        char why[96];
+        if (stalled) std::snprintf(why, sizeof why, "made no submission and no wait for %g s", s->stall_s);
+        else std::snprintf(why, sizeof why, "did not finish within the watchdog's %g s", s->limit_s);
+        std::fprintf(stderr, "stress %s: HANG: case %s %s (%llu submissions and %llu waits made so far); aborting\n",
+                     s->program.c_str(), s->name.empty() ? "(setup)" : s->name.c_str(), why,
                      static_cast<unsigned long long>(subs), static_cast<unsigned long long>(waits));
         if (s->cases && s->index < s->cases->size()) {
             CaseResult& c = (*s->cases)[s->index];
@@ -145,7 +166,7 @@ Watchdog::Watchdog(const Options& o, const char* program) : s_(new State) {
             c.submissions = subs;
             c.waits = waits;
             c.threads = s->progress ? s->progress->threads.load() : 0;
-            c.detail = "hang: no end within the watchdog's limit";
+            c.detail = std::string("hang: ") + why;
             write_report(s->report, *s->cases);
         }
         std::fflush(stdout);

@@ -9,7 +9,8 @@
 // were made (0: no limit; the checksum then depends on how far it got, so the suite's
 // comparison across modes uses --submissions only); --threads: the submitting threads (the
 // waiting, signalling and polling threads come on top); --watchdog: the time after which the
-// program reports a hang and aborts (default 45 s, or --seconds + 60).
+// program reports a hang and aborts (default: 45 s plus 1 s per 500 submissions, or --seconds
+// plus 60 s); --stall: the same when no submission or wait was made for that long (default 20 s).
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,7 @@ struct Options {
     double seconds = 0;
     uint32_t threads = 4;
     double watchdog_s = 0;  // 0: the default
+    double stall_s = 20;
     std::string report;
     // Program options: name -> value (integers), declared with their defaults before parsing.
     struct Extra {
@@ -59,7 +61,8 @@ struct Progress {
 void write_report(const std::string& path, const std::vector<CaseResult>& cases);
 
 // The watchdog: from construction, a thread that prints "stress: HANG ...", writes the report
-// with the current case marked hang, and aborts once the limit passes. `cases` is what the
+// with the current case marked hang, and aborts once the limit passes, or once the current
+// case's counters stood still for the stall limit. `cases` is what the
 // report says besides (finished cases, ones not started yet).
 class Watchdog {
 public:
