@@ -3,7 +3,7 @@
 #  1. build/       every test: unit, loader, the correctness suite in three modes (no layer,
 #                  layer, layer over the Khronos validation layer with synchronization
 #                  validation), test layers, and the benchmarks briefly;
-#  2. build-asan/  unit, loader, suite and test-layer tests again under AddressSanitizer +
+#  2. build-asan/  unit, loader, suite, stress and test-layer tests again under AddressSanitizer +
 #                  UBSan, and the leak canary (tests/sanitizers);
 #  3. build-tsan/  the threading tests under ThreadSanitizer.
 # SLIPSTREAM_TEST_QUICK=1 runs step 1 only.

@@ -1,19 +1,20 @@
 // stress_queues: every queue of every queue family with compute (up to --queues per family;
 // the H200 has 16 in family 0 and 8 in a compute-only family, lavapipe one in all), with
-// submitting threads spread over them (--threads, default 8; each queue under its own lock),
-// fence waiters, timeline waiters and host signals as in stress_one_queue, and relays
-// (--relays, default 2, of --stages stages) that hand a buffer from queue to queue and thread to
-// thread through a timeline semaphore (traffic.h). With one queue it says so and runs the same
-// work on it.
+// submitting threads spread over them (--threads, default two per queue, 8 to 64; each queue
+// under its own lock), fence waiters, timeline waiters and host signals as in stress_one_queue,
+// and relays (--relays, default 2, of --stages stages) that hand a buffer from queue to queue
+// and thread to thread through a timeline semaphore (traffic.h). With one queue it says so and
+// runs the same work on it.
 #include "stress_run.h"
 #include "traffic.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
 int main(int argc, char** argv) {
     stress::Options options;
-    options.threads = 8;
+    options.threads = 0;  // two per queue, at least 8, at most 64
     options.extras = {{"queues", 16, "queues per family at most"},
                       {"relays", 2, "cross-queue relays (two threads each)"},
                       {"stages", 200, "stages per relay"},
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
         else
             std::printf("stress_queues: %zu queues in %zu families\n", queues.size(), families.size());
         stress::TrafficConfig c;
-        c.submitters = o.threads;
+        c.submitters = o.threads ? o.threads : uint32_t(std::clamp<size_t>(2 * queues.size(), 8, 64));
         c.fence_waiters = 2;
         c.fence_every = 4;
         c.timelines = true;
@@ -46,8 +47,8 @@ int main(int argc, char** argv) {
         vkapp::destroy_context(ctx);
         stress::CaseOutcome out = stress::outcome_of(r, progress);
         if (out.result.passed)
-            out.result.detail = std::to_string(queues.size()) + " queue(s) in " + std::to_string(families.size()) +
-                                " familie(s)";
+            out.result.detail =
+                "queues: " + std::to_string(queues.size()) + ", families: " + std::to_string(families.size());
         return out;
     });
 }
