@@ -3,7 +3,7 @@
 #  1. build/       every test: unit, loader, the correctness suite in three modes (no layer,
 #                  layer, layer over the Khronos validation layer with synchronization
 #                  validation), test layers, and the benchmarks briefly;
-#  2. build-asan/  unit, loader, suite and test-layer tests again under AddressSanitizer +
+#  2. build-asan/  unit, loader, suite, stress and test-layer tests again under AddressSanitizer +
 #                  UBSan, and the leak canary (tests/sanitizers);
 #  3. build-tsan/  the threading tests under ThreadSanitizer.
 # SLIPSTREAM_TEST_QUICK=1 runs step 1 only.
@@ -34,7 +34,7 @@ junit=$PWD/build-asan/asan-tests.xml
 # One retry, only of tests whose sole problem is LeakSanitizer's stop-the-world tracer crashing
 # on lavapipe's threads at exit ("Tracer caught signal 11"), which is not a finding; tools/
 # tracer_retry.py says which and why. Any other failure fails the stage at once.
-if ! asan_ctest -L 'unit|loader|suite|layers|sanitizers' --output-junit "$junit" \
+if ! asan_ctest -L 'unit|loader|suite|layers|sanitizers|stress' --output-junit "$junit" \
      --test-output-size-failed 10000000; then
   python3 tools/tracer_retry.py "$junit" || exit 1
   asan_ctest --rerun-failed

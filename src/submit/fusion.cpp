@@ -480,4 +480,16 @@ FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {
     error_ = q->fusion->flush(reason);
 }
 
+IdleWaitHold::IdleWaitHold(QueueState& q) {
+    if (q.fusion) one_ = std::unique_lock(q.fusion->mutex());
+}
+
+IdleWaitHold::IdleWaitHold(DeviceState& d) {
+    if (!d.fusion) return;
+    const FusingQueues queues(d);
+    all_.reserve(queues.size());
+    // Always in the device's order; no other path holds two queues' locks.
+    for (size_t i = 0; i < queues.size(); ++i) all_.emplace_back(queues[i]->mutex());
+}
+
 }  // namespace slipstream::submit

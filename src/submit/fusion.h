@@ -124,4 +124,22 @@ private:
     VkResult error_ = VK_SUCCESS;
 };
 
+// Held across vkQueueWaitIdle (one queue) or vkDeviceWaitIdle (every fusing queue of the
+// device), after the flush: the locks of the queues, so that the driver never sees the idle
+// wait, and the idle tracker's empty submission and fence polls (waits/queue_idle.h), at once
+// with a submission of Slipstream's on another thread. The application holds these queues for
+// the call (externally synchronized), so nothing of theirs is pending and neither its
+// submissions nor the flusher need the locks meanwhile; what does is a wait on another thread
+// that makes one of their fences real (realize_fences), which then waits for the idle wait.
+// (A blocking driver call under the lock, as vkQueuePresentKHR's and vkQueueBindSparse's.)
+class IdleWaitHold {
+public:
+    explicit IdleWaitHold(QueueState& q);
+    explicit IdleWaitHold(DeviceState& d);
+
+private:
+    std::unique_lock<std::mutex> one_;
+    std::vector<std::unique_lock<std::mutex>> all_;
+};
+
 }  // namespace slipstream::submit

@@ -14,8 +14,9 @@
 //
 // Locking (FUSION.md rule 4): `mutex()` is the queue's lock while fusion is on. Every VkQueue
 // entry point of the layer takes it, and so does the flusher for its driver calls on the
-// queue, so the driver never sees two threads on the queue; no blocking driver wait is made
-// under it. Everything but the atomics is guarded by it, except what recording our command
+// queue, so the driver never sees two threads on the queue; no blocking driver wait of
+// Slipstream's is made under it (the application's own vkQueueWaitIdle, vkDeviceWaitIdle,
+// present and sparse binding hold it: fusion.h, IdleWaitHold). Everything but the atomics is guarded by it, except what recording our command
 // buffers uses (the pool, the replay's state), which `record_mutex()` guards. Order:
 // record_mutex() before mutex(); the flusher records a batch holding record_mutex() only, so
 // submissions that join the open batch meanwhile do not wait for it. Batches are recorded and

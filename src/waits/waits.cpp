@@ -200,6 +200,7 @@ VkResult queue_wait_idle(QueueState& q) {
     d.stats.add(Counter::QueueWaitIdles);
     if (d.fusion)
         if (VkResult e = submit::flush_queue(q, submit::FlushReason::Observe); e < 0) return e;
+    const submit::IdleWaitHold hold(q);
     if (!d.idle) return d.dispatch.QueueWaitIdle(q.queue);
     IdleTracker& t = *d.idle;
     {
@@ -235,6 +236,7 @@ VkResult device_wait_idle(DeviceState& d) {
     d.stats.add(Counter::DeviceWaitIdles);
     if (VkResult e = flush_for_observer(d); e < 0) return e;
     if (d.fusion) submit::note_device_wait(d);
+    const submit::IdleWaitHold hold(d);
     if (!d.idle) return d.dispatch.DeviceWaitIdle(d.device);
     IdleTracker& t = *d.idle;
     std::vector<QueueState*> queues;

@@ -99,12 +99,22 @@ Context create_context(const char* app_name, const ContextOptions& options) {
         std::exit(2);
     }
 
-    uint32_t queue_count = std::max(1u, std::min(options.queue_count, ctx.queue_family_properties.queueCount));
-    std::vector<float> priorities(queue_count, 1.0f);
-    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    qci.queueFamilyIndex = ctx.queue_family;
-    qci.queueCount = queue_count;
-    qci.pQueuePriorities = priorities.data();
+    // The chosen family first, then (every_compute_family) the others with compute.
+    std::vector<VkDeviceQueueCreateInfo> qcis;
+    auto add_family = [&](uint32_t family) {
+        VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+        qci.queueFamilyIndex = family;
+        qci.queueCount = std::max(1u, std::min(options.queue_count, families[family].queueCount));
+        qcis.push_back(qci);
+    };
+    add_family(ctx.queue_family);
+    if (options.every_compute_family)
+        for (uint32_t i = 0; i < family_count; ++i)
+            if (i != ctx.queue_family && (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) add_family(i);
+    uint32_t max_count = 0;
+    for (const VkDeviceQueueCreateInfo& q : qcis) max_count = std::max(max_count, q.queueCount);
+    std::vector<float> priorities(max_count, 1.0f);
+    for (VkDeviceQueueCreateInfo& q : qcis) q.pQueuePriorities = priorities.data();
 
     VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -137,8 +147,8 @@ Context create_context(const char* app_name, const ContextOptions& options) {
                 if (std::strcmp(e.extensionName, want) == 0) device_exts.push_back(want);
     }
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    dci.queueCreateInfoCount = 1;
-    dci.pQueueCreateInfos = &qci;
+    dci.queueCreateInfoCount = uint32_t(qcis.size());
+    dci.pQueueCreateInfos = qcis.data();
     if (options.api_version >= VK_API_VERSION_1_3) {
         dci.pNext = &f12;
     } else if (options.timeline_semaphores && options.api_version < VK_API_VERSION_1_2) {
@@ -149,11 +159,13 @@ Context create_context(const char* app_name, const ContextOptions& options) {
     dci.ppEnabledExtensionNames = device_exts.data();
     VK_CHECK(vkCreateDevice(ctx.physical_device, &dci, nullptr, &ctx.device));
     ctx.device_extensions.assign(device_exts.begin(), device_exts.end());
-    for (uint32_t i = 0; i < queue_count; ++i) {
-        VkQueue q;
-        vkGetDeviceQueue(ctx.device, ctx.queue_family, i, &q);
-        ctx.queues.push_back(q);
-    }
+    for (const VkDeviceQueueCreateInfo& qci : qcis)
+        for (uint32_t i = 0; i < qci.queueCount; ++i) {
+            VkQueue q;
+            vkGetDeviceQueue(ctx.device, qci.queueFamilyIndex, i, &q);
+            ctx.queues.push_back(q);
+            ctx.queue_families.push_back(qci.queueFamilyIndex);
+        }
     ctx.queue = ctx.queues[0];
     return ctx;
 }

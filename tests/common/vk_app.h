@@ -28,6 +28,9 @@ struct ContextOptions {
     bool synchronization2 = false;  // enable the Vulkan 1.3 feature
     bool timeline_semaphores = false;  // below 1.2: through VK_KHR_timeline_semaphore
     uint32_t queue_count = 1;       // queues requested from the chosen family (clamped)
+    // Also up to queue_count queues of every other family with compute (after the chosen
+    // family's in Context::queues; Context::queue_families says whose each is).
+    bool every_compute_family = false;
     std::vector<const char*> layers;  // instance layers to enable by name
     std::vector<const char*> optional_device_extensions;  // enabled where the device has them
     // Vulkan 1.2 features enabled where the device has them (Context says which it got).
@@ -41,6 +44,7 @@ struct Context {
     VkDevice device = VK_NULL_HANDLE;
     uint32_t queue_family = 0;
     std::vector<VkQueue> queues;  // queues[0] is the main queue
+    std::vector<uint32_t> queue_families;  // the family of each of `queues`
     VkQueue queue = VK_NULL_HANDLE;
     VkPhysicalDeviceProperties properties{};
     VkPhysicalDeviceMemoryProperties memory_properties{};
