@@ -37,11 +37,19 @@ junit=$PWD/build-asan/asan-tests.xml
 if ! asan_ctest -L 'unit|loader|suite|layers|sanitizers|stress' --output-junit "$junit" \
      --test-output-size-failed 10000000; then
   python3 tools/tracer_retry.py "$junit" || exit 1
-  asan_ctest --rerun-failed
+  asan_ctest --rerun-failed --output-junit "$junit.retry"
 fi
 
 tools/bootstrap.sh build-tsan -DSLIPSTREAM_SANITIZE=thread
 # Without the validation layer: its own worker threads are not instrumented and race there.
 # tests/sanitizers/tsan.supp: races inside lavapipe, by library name.
 SLIPSTREAM_SUITE_MODES=off,on TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/sanitizers/tsan.supp \
-  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads --output-junit "$PWD/build-tsan/tsan-tests.xml"
+
+# The reliability report (tools/reliability): fault injection, threads, misuse, hostile
+# settings and the heap, run again here in their short forms, and the two sanitizer stages
+# above, in one table (build/reliability/reliability.json).
+asan_junits=$junit
+[ -f "$junit.retry" ] && asan_junits="$junit,$junit.retry"
+python3 tools/reliability/reliability_report.py --build-dir build \
+  --asan-junit "$asan_junits" --tsan-junit "$PWD/build-tsan/tsan-tests.xml"

@@ -16,7 +16,7 @@
 Each part's program writes a report (tests/.../REPORT format: {"kind", "cases": [...]}); the
 table and all of them go to OUT/reliability.json. Exit status 1 when any case failed.
 
-  reliability_report.py --build-dir build [--long] [--out DIR] [--parts a,b] [--asan-junit F] [--tsan-junit F]
+  reliability_report.py --build-dir build [--long] [--out DIR] [--parts a,b] [--asan-junit F[,F]] [--tsan-junit F]
 
 --long: the forms for a real GPU (10^6 submissions and more per stress program, several
 minutes in all; more fault seeds).
@@ -178,20 +178,27 @@ def part_heap(args):
     return [{"kind": "heap", "cases": cases, "summary": summary}]
 
 
-def junit_counts(path):
-    if not path or not os.path.exists(path):
+def junit_counts(paths):
+    """Tests of a ctest stage from its JUnit files, comma-separated: a later file (a rerun of
+    failed tests, tools/test.sh's LeakSanitizer-tracer retry) overrides a test's outcome."""
+    status = {}
+    for path in (paths or "").split(","):
+        if not path or not os.path.exists(path):
+            continue
+        root = ET.parse(path).getroot()
+        suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+        for s in suites:
+            for case in s.findall("testcase"):
+                if case.find("failure") is not None or case.find("error") is not None:
+                    status[case.get("name")] = "failed"
+                elif case.find("skipped") is not None or case.get("status") == "notrun":
+                    status[case.get("name")] = "skipped"
+                else:
+                    status[case.get("name")] = "passed"
+    if not status:
         return None
-    root = ET.parse(path).getroot()
-    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-    tests = failed = skipped = 0
-    for s in suites:
-        for case in s.findall("testcase"):
-            tests += 1
-            if case.find("failure") is not None or case.find("error") is not None:
-                failed += 1
-            elif case.find("skipped") is not None or case.get("status") == "notrun":
-                skipped += 1
-    return {"tests": tests, "failed": failed, "skipped": skipped}
+    values = list(status.values())
+    return {"tests": len(values), "failed": values.count("failed"), "skipped": values.count("skipped")}
 
 
 def part_sanitizers(args):
