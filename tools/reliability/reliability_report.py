@@ -18,8 +18,9 @@ table and all of them go to OUT/reliability.json. Exit status 1 when any case fa
 
   reliability_report.py --build-dir build [--long] [--out DIR] [--parts a,b] [--asan-junit F[,F]] [--tsan-junit F]
 
---long: the forms for a real GPU (10^6 submissions and more per stress program, several
-minutes in all; more fault seeds).
+--long: the forms for a real GPU (10^6 submissions per stress program and mode, or 40 s of
+them, several minutes in all; more fault seeds). --settings-all: every hostile value on every
+setting alone (slow: a Vulkan program per value).
 """
 import argparse
 import json
@@ -94,7 +95,7 @@ def stress_args(prog, long_form):
     if not long_form:
         return ["--submissions", "3000"]
     n = {"stress_device_churn": "1000000", "stress_queues": "2000000"}.get(prog, "1000000")
-    return ["--submissions", n, "--seconds", "150"]
+    return ["--submissions", n, "--seconds", "40"]
 
 
 def part_threads(args):
@@ -149,7 +150,7 @@ def part_heap(args):
         env = dict(env)
         env["LD_PRELOAD"] = (sampler + " " + env["LD_PRELOAD"]) if env.get("LD_PRELOAD") else sampler
         env["SLIPSTREAM_HEAP_LOG"] = log
-        rc, secs = run([exe, "--submissions", n, "--seconds", "240", "--report", rep_path], env=env,
+        rc, secs = run([exe, "--submissions", n, "--seconds", "60" if args.long else "30", "--report", rep_path], env=env,
                        timeout=args.part_timeout, log=os.path.join(args.out, f"heap_{mode}.log"))
         rep = load_report(rep_path, "threads", f"heap {mode}", rc)
         subs = sum(int(c.get("submissions", 0)) for c in rep["cases"])
@@ -245,6 +246,7 @@ def main():
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=None, help="default: BUILD_DIR/reliability")
     ap.add_argument("--long", action="store_true", help="the long forms, for a real GPU")
+    ap.add_argument("--settings-all", action="store_true", help="every hostile value on every setting alone")
     ap.add_argument("--parts", default=",".join(PARTS))
     ap.add_argument("--asan-junit")
     ap.add_argument("--tsan-junit")
@@ -266,7 +268,7 @@ def main():
         "threads": lambda: part_threads(args),
         "misuse": lambda: part_script(args, "misuse", "tests/misuse/misuse_test.py", []),
         "settings": lambda: part_script(args, "settings", "tests/settings/settings_fuzz.py",
-                                        ["--all"] if args.long else []),
+                                        ["--all"] if args.settings_all else []),
         "heap": lambda: part_heap(args),
         "sanitizers": lambda: part_sanitizers(args),
     }
