@@ -10,6 +10,7 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -119,7 +120,8 @@ DeviceFusion::DeviceFusion(DeviceState& device) : d_(device) {
 DeviceFusion::~DeviceFusion() {
     stop();
     if (trace_ && !trace_->write())
-        log(LogLevel::Error, "cannot write the fusion trace '%s'", d_.settings.fuse_trace.c_str());
+        log(LogLevel::Error, "cannot write the fusion trace '%s' (VK_SLIPSTREAM_FUSE_TRACE): %s",
+            printable(d_.settings.fuse_trace).c_str(), std::strerror(errno));
 }
 
 void DeviceFusion::stop() {
