@@ -46,18 +46,32 @@ void IdleTracker::forget_last_fence(QueueIdle& q, bool signaled) {
         std::lock_guard lock(fences_mutex_);
         auto it = app_fences_.find(q.last_fence);
         if (it != app_fences_.end() && it->second.latest_on == &q && it->second.serial == q.last_serial) {
+            // Kept until its reset: submitted again before one, it is a misuse to notice.
             it->second.latest_on = nullptr;
             it->second.signaled = it->second.signaled || signaled;
-            if (!it->second.signaled) app_fences_.erase(it);
         }
     }
     q.last_fence = VK_NULL_HANDLE;
     q.last_is_own = false;
 }
 
+bool IdleTracker::submitted_unreset(VkFence fence) {
+    std::lock_guard lock(fences_mutex_);
+    auto it = app_fences_.find(fence);
+    if (it == app_fences_.end() || !(it->second.signaled || it->second.submitted)) return false;
+    // Its earlier submission's queue must not take a signal of it for its own completion.
+    it->second.latest_on = nullptr;
+    it->second.signaled = false;
+    return true;
+}
+
 VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence) {
     // Unknown until the driver's next idle wait: nothing to follow.
     if (q.activity == QueueActivity::Unknown) return app_fence;
+    if (app_fence && submitted_unreset(app_fence)) {
+        mark_unknown(q);
+        return app_fence;
+    }
     VkFence fence = app_fence;
     if (!fence && q.fence_at_submit()) fence = acquire_own_fence(q);
     forget_last_fence(q, false);
@@ -73,7 +87,7 @@ VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence) {
         q.own_pending.push_back(fence);
     } else {
         std::lock_guard lock(fences_mutex_);
-        app_fences_[fence] = AppFence{&q, q.last_serial, false};
+        app_fences_[fence] = AppFence{&q, q.last_serial, false, true};
     }
     return fence;
 }
@@ -92,6 +106,11 @@ void IdleTracker::after_submit(QueueIdle& q, VkFence app_fence, VkFence fence, V
         q.own_free.push_back(fence);
     }
     mark_unknown(q);
+    if (app_fence) {
+        // Not submitted after all: its next submission is no misuse.
+        std::lock_guard lock(fences_mutex_);
+        if (auto it = app_fences_.find(app_fence); it != app_fences_.end()) it->second.submitted = false;
+    }
 }
 
 void IdleTracker::note_idle_wait(QueueIdle& q) {
@@ -183,6 +202,11 @@ void IdleTracker::app_fences_signaled(uint32_t count, const VkFence* fences, uin
         std::lock_guard lock(l.q->mutex);
         if (l.q->last_fence == l.fence && !l.q->last_is_own && l.q->last_serial == l.serial) mark_idle(*l.q);
     }
+}
+
+void IdleTracker::fence_created_signaled(VkFence fence) {
+    std::lock_guard lock(fences_mutex_);
+    app_fences_[fence].signaled = true;
 }
 
 bool IdleTracker::known_signaled(uint32_t count, const VkFence* fences, bool wait_all) {
