@@ -4,7 +4,7 @@
 // not crash, hang or change results where the driver alone does not.
 //
 //   misuse_app --list          the scenario names, one a line; "name racy[=twin]" where the
-//                              driver alone races (see maybe_let_the_driver_finish)
+//                              driver alone races (see maybe_let_the_work_finish)
 //   misuse_app <scenario>      runs it; prints exactly one "outcome: <text>" line
 //
 // The outcome is "checksum <hex>" (the data after the scenario's last wait: every scenario's
@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,7 @@ struct Rig {
     vkapp::Context ctx;  // the device's view (ctx.instance is shared between rigs)
     bool own_device = false;
     vkapp::Buffer data;
+    std::vector<uint32_t> mirror;  // what `data` holds once every step submitted so far ran
     vkapp::ComputePipeline pipe;
     vkapp::StorageSet set;
     VkCommandPool pool = VK_NULL_HANDLE;
@@ -69,6 +71,7 @@ void make_objects(Rig& r, VkCommandPoolCreateFlags pool_flags) {
                                   VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
     auto* words = static_cast<uint32_t*>(r.data.mapped);
     for (uint32_t i = 0; i < kWords; ++i) words[i] = i;
+    r.mirror.assign(words, words + kWords);
     r.pipe = vkapp::create_compute_pipeline(r.ctx, misuse_step_comp, sizeof(misuse_step_comp), 1, 4);
     r.set = vkapp::create_storage_set(r.ctx, r.pipe, {r.data.buffer});
     r.pool = vkapp::create_command_pool(r.ctx, pool_flags);
@@ -123,14 +126,23 @@ std::vector<VkCommandBuffer> allocate(Rig& r, uint32_t n, VkCommandPool pool = V
     return cbs;
 }
 
+// The steps each command buffer holds, applied to their rig's mirror when it is submitted.
+struct RecordedStep {
+    std::vector<uint32_t>* mirror;
+    uint32_t add;
+};
+std::map<VkCommandBuffer, std::vector<RecordedStep>> g_recorded;
+
 void begin(VkCommandBuffer cb, VkCommandBufferUsageFlags flags = 0) {
+    g_recorded[cb].clear();
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = flags;
     NEED(vkBeginCommandBuffer(cb, &bi));
 }
 
 // One chain step: a barrier after what came before on the queue, then the dispatch.
-void step(const Rig& r, VkCommandBuffer cb, uint32_t add, VkPipeline pipeline = VK_NULL_HANDLE) {
+void step(Rig& r, VkCommandBuffer cb, uint32_t add, VkPipeline pipeline = VK_NULL_HANDLE) {
+    g_recorded[cb].push_back({&r.mirror, add});
     vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                    VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
@@ -141,7 +153,7 @@ void step(const Rig& r, VkCommandBuffer cb, uint32_t add, VkPipeline pipeline = 
 }
 
 // A command buffer of `steps` chain steps, ended.
-void record(const Rig& r, VkCommandBuffer cb, uint32_t first_add, uint32_t steps = 1, VkCommandBufferUsageFlags flags = 0) {
+void record(Rig& r, VkCommandBuffer cb, uint32_t first_add, uint32_t steps = 1, VkCommandBufferUsageFlags flags = 0) {
     begin(cb, flags);
     for (uint32_t i = 0; i < steps; ++i) step(r, cb, first_add + i);
     NEED(vkEndCommandBuffer(cb));
@@ -151,6 +163,8 @@ VkResult submit(VkQueue queue, VkCommandBuffer cb, VkFence fence = VK_NULL_HANDL
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = cb ? 1 : 0;
     si.pCommandBuffers = &cb;
+    for (const RecordedStep& s : g_recorded[cb])
+        for (uint32_t i = 0; i < kWords; ++i) (*s.mirror)[i] = (*s.mirror)[i] * 3u + s.add + i;
     return vkQueueSubmit(queue, 1, &si, fence);
 }
 
@@ -177,14 +191,20 @@ std::string checksum(Rig& r) {
 // The driver alone (lavapipe) runs submissions on a thread of its own, and crashes or computes
 // garbage now and then when the application frees, resets or re-records a command buffer, or
 // destroys a pipeline, before that thread is done with it: a race, not reproducible. So each
-// scenario that does this comes twice. By default it first gives the driver time to finish
-// (50 ms for microseconds of work) without waiting for it: to the application the work is still
-// pending, and the outcome is well defined. Its "_at_once" twin does it at once: the driver
-// alone races; with lazy recording the driver never sees the application's command buffers
-// (only Slipstream's replays of their captures), so there the layer must give the outcome of
-// the well-defined twin (misuse_test.py).
-void maybe_let_the_driver_finish(bool at_once) {
-    if (!at_once) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+// scenario that does this comes twice. By default it first lets the work finish without any
+// Vulkan wait: it watches the mapped data until it holds what every step submitted so far
+// computes (its mirror), and gives the driver 20 ms more. To the application, and to the layer, the work is still pending (no
+// fence, no wait), but the outcome is well defined. Its "_at_once" twin does it at once: the
+// driver alone races; with lazy recording the driver never sees the application's command
+// buffers (only Slipstream's replays of their captures), so there the layer must give the
+// outcome of the well-defined twin (misuse_test.py).
+void maybe_let_the_work_finish(bool at_once, const Rig& r) {
+    if (at_once) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::memcmp(r.data.mapped, r.mirror.data(), kBytes) != 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    // The driver's queue thread still retires the submission after the data is written.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 // --- the scenarios ---------------------------------------------------------------------------
@@ -202,7 +222,11 @@ std::string rerecord_no_reset() {
     record(r, cb, 4, 3);  // and again before it was ever submitted
     NEED(submit(r.ctx.queue, cb));
     NEED(vkQueueWaitIdle(r.ctx.queue));
-    std::string out = checksum(r);
+    VkResult reset = vkResetCommandBuffer(cb, 0);  // an explicit reset, not allowed either
+    record(r, cb, 9, 2);
+    NEED(submit(r.ctx.queue, cb));
+    NEED(vkQueueWaitIdle(r.ctx.queue));
+    std::string out = std::string("reset ") + result_name(reset) + "; " + checksum(r);
     destroy_rig(r);
     return out;
 }
@@ -213,7 +237,7 @@ std::string rerecord_pending(bool at_once) {
     VkCommandBuffer cb = allocate(r, 1)[0];
     record(r, cb, 1, 4);
     NEED(submit(r.ctx.queue, cb));
-    maybe_let_the_driver_finish(at_once);
+    maybe_let_the_work_finish(at_once, r);
     record(r, cb, 10, 2);
     NEED(submit(r.ctx.queue, cb));
     std::string out = checksum(r);
@@ -288,7 +312,7 @@ std::string free_pending(bool at_once) {
         record(r, cbs[i], 1 + 3 * i, 3);
         NEED(submit(r.ctx.queue, cbs[i], i == 7 ? f : VK_NULL_HANDLE));
     }
-    maybe_let_the_driver_finish(at_once);
+    maybe_let_the_work_finish(at_once, r);
     vkFreeCommandBuffers(r.ctx.device, r.pool, 4, cbs.data());  // the first half
     vkFreeCommandBuffers(r.ctx.device, r.pool, 4, cbs.data() + 4);
     NEED(vkWaitForFences(r.ctx.device, 1, &f, VK_TRUE, UINT64_MAX));
@@ -307,13 +331,13 @@ std::string pool_gone_pending(bool at_once) {
         record(r, cbs[i], 1 + 2 * i, 2);
         NEED(submit(r.ctx.queue, cbs[i]));
     }
-    maybe_let_the_driver_finish(at_once);
+    maybe_let_the_work_finish(at_once, r);
     NEED(vkResetCommandPool(r.ctx.device, pool, 0));
     for (uint32_t i = 0; i < 2; ++i) {
         record(r, cbs[i], 20 + i, 2);
         NEED(submit(r.ctx.queue, cbs[i]));
     }
-    maybe_let_the_driver_finish(at_once);
+    maybe_let_the_work_finish(at_once, r);
     vkDestroyCommandPool(r.ctx.device, pool, nullptr);
     std::string out = checksum(r);
     destroy_rig(r);
@@ -424,6 +448,64 @@ std::string command_buffer_other_device() {
     return out;
 }
 
+// A command buffer of device A submitted to device B's queue, then freed (through A) before
+// anything waited for it.
+std::string command_buffer_other_device_freed(bool at_once) {
+    Rig a = main_rig(0);
+    Rig b = second_rig(a);
+    std::vector<VkCommandBuffer> cbs = allocate(a, 4);
+    for (uint32_t i = 0; i < 4; ++i) {
+        record(a, cbs[i], 3 + 2 * i, 2);
+        NEED(submit(b.ctx.queue, cbs[i]));
+    }
+    maybe_let_the_work_finish(at_once, a);
+    vkFreeCommandBuffers(a.ctx.device, a.pool, 4, cbs.data());
+    NEED(vkQueueWaitIdle(b.ctx.queue));
+    std::string out = checksum(a);
+    destroy_rig(b);
+    destroy_rig(a);
+    return out;
+}
+
+// A fence destroyed while the submission that signals it is pending.
+std::string fence_destroyed_pending(bool at_once) {
+    Rig r = main_rig(0);
+    std::vector<VkCommandBuffer> cbs = allocate(r, 4);
+    VkFence f = fence(r), g = fence(r);
+    for (uint32_t i = 0; i < 4; ++i) {
+        record(r, cbs[i], 5 + i, 2);
+        NEED(submit(r.ctx.queue, cbs[i], i == 1 ? f : i == 3 ? g : VK_NULL_HANDLE));
+    }
+    maybe_let_the_work_finish(at_once, r);
+    vkDestroyFence(r.ctx.device, f, nullptr);
+    NEED(vkWaitForFences(r.ctx.device, 1, &g, VK_TRUE, UINT64_MAX));
+    vkDestroyFence(r.ctx.device, g, nullptr);
+    std::string out = checksum(r);
+    destroy_rig(r);
+    return out;
+}
+
+// vkDestroyDevice while its work is pending (and the objects it uses still alive).
+std::string device_destroyed_pending(bool at_once) {
+    Rig r = main_rig(0);
+    std::vector<VkCommandBuffer> cbs = allocate(r, 4);
+    for (uint32_t i = 0; i < 4; ++i) {
+        record(r, cbs[i], 1 + i, 3);
+        NEED(submit(r.ctx.queue, cbs[i]));
+    }
+    maybe_let_the_work_finish(at_once, r);
+    // What the application can still see: the mapped data, read before the device goes.
+    const std::string seen = hex(vkapp::fnv1a(r.data.mapped, kBytes));
+    vkDestroyDevice(r.ctx.device, nullptr);
+    if (r.ctx.messenger) {
+        auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(r.ctx.instance, "vkDestroyDebugUtilsMessengerEXT"));
+        if (destroy) destroy(r.ctx.instance, r.ctx.messenger, nullptr);
+    }
+    vkDestroyInstance(r.ctx.instance, nullptr);
+    return at_once ? "destroyed" : "destroyed; data " + seen;
+}
+
 // Submitted without vkEndCommandBuffer.
 std::string never_ended() {
     Rig r = main_rig(0);
@@ -481,7 +563,7 @@ std::string pipeline_destroyed(bool at_once) {
         NEED(vkEndCommandBuffer(cbs[i]));
         NEED(submit(r.ctx.queue, cbs[i], i == 3 ? f : VK_NULL_HANDLE));
     }
-    maybe_let_the_driver_finish(at_once);
+    maybe_let_the_work_finish(at_once, r);
     vkapp::destroy_compute_pipeline(r.ctx, own);
     NEED(vkWaitForFences(r.ctx.device, 1, &f, VK_TRUE, UINT64_MAX));
     vkDestroyFence(r.ctx.device, f, nullptr);
@@ -515,6 +597,14 @@ const std::vector<Scenario>& scenarios() {
         {"pipeline_other_device", pipeline_other_device},
         {"buffer_other_device", buffer_other_device},
         {"command_buffer_other_device", command_buffer_other_device},
+        {"command_buffer_other_device_freed", [] { return command_buffer_other_device_freed(false); }},
+        {"command_buffer_other_device_freed_at_once", [] { return command_buffer_other_device_freed(true); }, true,
+         "command_buffer_other_device_freed"},
+        {"fence_destroyed_pending", [] { return fence_destroyed_pending(false); }},
+        {"fence_destroyed_pending_at_once", [] { return fence_destroyed_pending(true); }, true,
+         "fence_destroyed_pending"},
+        {"device_destroyed_pending", [] { return device_destroyed_pending(false); }},
+        {"device_destroyed_pending_at_once", [] { return device_destroyed_pending(true); }},
         {"never_ended", never_ended},
         {"never_begun", never_begun},
         {"one_time_twice", one_time_twice},
