@@ -434,22 +434,8 @@ std::string buffer_other_device() {
     return out;
 }
 
-// A command buffer of device A submitted to device B's queue.
-std::string command_buffer_other_device() {
-    Rig a = main_rig(0);
-    Rig b = second_rig(a);
-    VkCommandBuffer cb = allocate(a, 1)[0];
-    record(a, cb, 6, 3);
-    NEED(submit(b.ctx.queue, cb));
-    NEED(vkQueueWaitIdle(b.ctx.queue));
-    std::string out = checksum(a);
-    destroy_rig(b);
-    destroy_rig(a);
-    return out;
-}
-
-// A command buffer of device A submitted to device B's queue, then freed (through A) before
-// anything waited for it.
+// Command buffers of device A submitted to device B's queue, then freed (through A) before
+// anything waited for them.
 std::string command_buffer_other_device_freed(bool at_once) {
     Rig a = main_rig(0);
     Rig b = second_rig(a);
@@ -596,7 +582,6 @@ const std::vector<Scenario>& scenarios() {
         {"fence_other_device", fence_other_device},
         {"pipeline_other_device", pipeline_other_device},
         {"buffer_other_device", buffer_other_device},
-        {"command_buffer_other_device", command_buffer_other_device},
         {"command_buffer_other_device_freed", [] { return command_buffer_other_device_freed(false); }},
         {"command_buffer_other_device_freed_at_once", [] { return command_buffer_other_device_freed(true); }, true,
          "command_buffer_other_device_freed"},
