@@ -55,23 +55,9 @@ void IdleTracker::forget_last_fence(QueueIdle& q, bool signaled) {
     q.last_is_own = false;
 }
 
-bool IdleTracker::submitted_unreset(VkFence fence) {
-    std::lock_guard lock(fences_mutex_);
-    auto it = app_fences_.find(fence);
-    if (it == app_fences_.end() || !(it->second.signaled || it->second.submitted)) return false;
-    // Its earlier submission's queue must not take a signal of it for its own completion.
-    it->second.latest_on = nullptr;
-    it->second.signaled = false;
-    return true;
-}
-
 VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence) {
     // Unknown until the driver's next idle wait: nothing to follow.
     if (q.activity == QueueActivity::Unknown) return app_fence;
-    if (app_fence && submitted_unreset(app_fence)) {
-        mark_unknown(q);
-        return app_fence;
-    }
     VkFence fence = app_fence;
     if (!fence && q.fence_at_submit()) fence = acquire_own_fence(q);
     forget_last_fence(q, false);
@@ -79,16 +65,26 @@ VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence) {
         q.activity = QueueActivity::Busy;
         return fence;
     }
+    const uint64_t serial = serial_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (fence == app_fence) {
+        std::lock_guard lock(fences_mutex_);
+        auto [it, fresh] = app_fences_.try_emplace(fence);
+        if (!fresh && (it->second.signaled || it->second.submitted)) {
+            // Submitted again before a reset (see the header): neither this submission nor
+            // the earlier one's queue may take a signal of it for its completion.
+            it->second.latest_on = nullptr;
+            it->second.signaled = false;
+            q.activity = QueueActivity::Unknown;
+            return app_fence;
+        }
+        it->second = AppFence{&q, serial, false, true};
+    } else {
+        q.own_pending.push_back(fence);
+    }
     q.last_fence = fence;
     q.last_is_own = fence != app_fence;
-    q.last_serial = serial_.fetch_add(1, std::memory_order_relaxed) + 1;
+    q.last_serial = serial;
     q.activity = QueueActivity::Pending;
-    if (q.last_is_own) {
-        q.own_pending.push_back(fence);
-    } else {
-        std::lock_guard lock(fences_mutex_);
-        app_fences_[fence] = AppFence{&q, q.last_serial, false, true};
-    }
     return fence;
 }
 

@@ -135,9 +135,7 @@ private:
         bool signaled = false;           // known signaled since its last submission
         bool submitted = false;          // submitted since its last reset (maybe still pending)
     };
-    // A fence submitted again before a reset (pending or signaled: invalid usage, which drivers
-    // tolerate) may signal for the other submission; fence_for_submit then follows nothing.
-    bool submitted_unreset(VkFence fence);
+
 
     VkFence acquire_own_fence(QueueIdle& q);
     void collect_signaled(QueueIdle& q);
