@@ -201,8 +201,10 @@ void IdleTracker::app_fences_signaled(uint32_t count, const VkFence* fences, uin
 }
 
 void IdleTracker::fence_created_signaled(VkFence fence) {
+    // Waits on it still go to the driver, as before; only its submission before a reset is
+    // noticed.
     std::lock_guard lock(fences_mutex_);
-    app_fences_[fence].signaled = true;
+    app_fences_[fence].submitted = true;
 }
 
 bool IdleTracker::known_signaled(uint32_t count, const VkFence* fences, bool wait_all) {

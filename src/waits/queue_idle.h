@@ -117,7 +117,7 @@ public:
     // The driver said these fences are signaled (a wait or status query that began at
     // `epoch`): the queues they were the latest submission of are idle.
     void app_fences_signaled(uint32_t count, const VkFence* fences, uint64_t epoch);
-    // vkCreateFence with VK_FENCE_CREATE_SIGNALED_BIT: known signaled until reset.
+    // vkCreateFence with VK_FENCE_CREATE_SIGNALED_BIT: submitting it before a reset is a misuse.
     void fence_created_signaled(VkFence fence);
     // True when the layer knows, from earlier answers, that these fences are signaled: all of
     // them, or (wait_all false) at least one.
@@ -133,7 +133,7 @@ private:
         QueueIdle* latest_on = nullptr;  // the queue this fence is the latest submission of
         uint64_t serial = 0;             // ... and which submission (QueueIdle::last_serial)
         bool signaled = false;           // known signaled since its last submission
-        bool submitted = false;          // submitted since its last reset (maybe still pending)
+        bool submitted = false;          // submitted (or created signaled) since its last reset
     };
 
 
