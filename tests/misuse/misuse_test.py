@@ -2,7 +2,7 @@
 """Runs every misuse_app scenario without the layer and with it, and compares the outcomes.
 
     misuse_test.py --build-dir B [--report FILE] [--timeout S] [--only NAME,...] [--repeat N]
-                   -- <misuse_app>
+                   [-- <misuse_app>]      (default: B/tests/misuse/misuse_app)
 
 Each scenario runs in a child process of its own per mode:
   off        no layer (the driver alone: the reference);
@@ -99,9 +99,7 @@ def mode_env(mode, build_dir):
 
 
 def main(argv):
-    if "--" not in argv:
-        sys.exit("misuse_test.py: expected `-- <misuse_app>`")
-    split = argv.index("--")
+    split = argv.index("--") if "--" in argv else len(argv)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build-dir", required=True)
     p.add_argument("--report")
@@ -110,7 +108,8 @@ def main(argv):
     p.add_argument("--repeat", type=int, default=1, help="runs per layer mode")
     p.add_argument("--reference-runs", type=int, default=2, help="runs without the layer per scenario")
     args = p.parse_args(argv[:split])
-    program = argv[split + 1]
+    # Without `-- <misuse_app>`: the build folder's (as tools/reliability runs it).
+    program = argv[split + 1] if split + 1 < len(argv) else os.path.join(args.build_dir, "tests", "misuse", "misuse_app")
 
     scenarios = []  # (name, racy, twin)
     for line in subprocess.run([program, "--list"], stdout=subprocess.PIPE, check=True).stdout.decode().splitlines():

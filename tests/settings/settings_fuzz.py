@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Hostile values for every Slipstream setting, through the environment and vk_layer_settings.txt.
 
-    settings_fuzz.py --build-dir B --info <slipstream-info> [--all] [--report FILE]
-                     [--timeout S] -- <program> [args...]
+    settings_fuzz.py --build-dir B [--info <slipstream-info>] [--all] [--report FILE]
+                     [--timeout S] [-- <program> [args...]]
+    (defaults: B/tools/slipstream-info, B/tests/apps/chain_dispatch)
 
 The settings come from the code (`slipstream-info --settings-json`: name, accepted values,
 default), never from a copy here. Two levels:
@@ -288,17 +289,18 @@ def path_cases(runner, cases, specs, reference):
 
 
 def main(argv):
-    if "--" not in argv:
-        sys.exit("settings_fuzz.py: expected `-- <program> [args...]`")
-    split = argv.index("--")
+    split = argv.index("--") if "--" in argv else len(argv)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build-dir", required=True)
-    p.add_argument("--info", required=True)
+    p.add_argument("--info", help="slipstream-info (default: the build folder's)")
     p.add_argument("--all", action="store_true")
     p.add_argument("--report")
     p.add_argument("--timeout", type=float, default=60.0)
     args = p.parse_args(argv[:split])
     args.program = argv[split + 1:]
+    # Without them (as tools/reliability runs it): the build folder's.
+    args.info = args.info or os.path.join(args.build_dir, "tools", "slipstream-info")
+    args.program = args.program or [os.path.join(args.build_dir, "tests", "apps", "chain_dispatch")]
     # The runs' working folder is a temporary one (relative path values land there).
     args.info = os.path.abspath(args.info)
     args.build_dir = os.path.abspath(args.build_dir)
