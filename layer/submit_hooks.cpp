@@ -108,6 +108,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateFence(VkDevice device, const VkFenceCreateI
     DeviceState* state = find_device(device);
     VkResult r = state->dispatch.CreateFence(device, info, allocator, fence);
     if (r == VK_SUCCESS && state->fusion) state->fusion->fences().fence_created(*fence, *info);
+    if (r == VK_SUCCESS && state->idle && (info->flags & VK_FENCE_CREATE_SIGNALED_BIT))
+        state->idle->fence_created_signaled(*fence);
     return r;
 }
 

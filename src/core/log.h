@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdarg>
+#include <cstddef>
+#include <string>
 
 namespace slipstream {
 
@@ -17,5 +19,10 @@ bool log_enabled(LogLevel level);
 #endif
 
 void log(LogLevel level, const char* format, ...) SLIPSTREAM_PRINTF(2, 3);
+
+// `text` as a message may quote it (a setting's value, a path the user gave): bytes outside
+// printable ASCII as \n, \t or \xNN, so a value cannot break the line or forge one, and at
+// most `max_bytes` of it, then "... (N bytes)", so the rest of the message is not cut off.
+std::string printable(const std::string& text, size_t max_bytes = 80);
 
 }  // namespace slipstream

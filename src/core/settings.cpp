@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 
 namespace slipstream {
 
@@ -55,15 +57,8 @@ static std::optional<LogLevel> parse_log_level(const std::string& text) {
     return std::nullopt;
 }
 
-static std::optional<uint32_t> parse_spin_us(const std::string& text) {
-    if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
-        return std::nullopt;
-    unsigned long v = std::stoul(text);
-    if (v > 100000) return std::nullopt;
-    return uint32_t(v);
-}
-
-// A decimal number in [lo, hi].
+// A decimal number in [lo, hi]: digits only (no sign, spaces, hex or exponent), at most six
+// of them, so stoul cannot overflow.
 static std::optional<uint32_t> parse_range(const std::string& text, uint32_t lo, uint32_t hi) {
     if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
         return std::nullopt;
@@ -107,8 +102,10 @@ void read_one(const SettingLookup& lookup, std::vector<std::string>* warnings, c
     const SettingSpec& s = spec(name);
     std::string upper = lower(name);
     std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+    // The value quoted printable and short: it may be anything (binary, 64 KiB), and the
+    // message must still end by saying which default is used.
     if (warnings)
-        warnings->push_back("VK_SLIPSTREAM_" + upper + " (slipstream." + name + ") = '" + *text +
+        warnings->push_back("VK_SLIPSTREAM_" + upper + " (slipstream." + name + ") = '" + printable(*text) +
                             "' is not valid; it accepts " + s.accepted + ". Using the default '" +
                             s.fallback + "'.");
 }
@@ -121,7 +118,7 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "stats_file",
              [](const std::string& t) { return std::optional<std::string>(t); }, s.stats_file);
     read_one(lookup, warnings, "spin", parse_bool, s.spin);
-    read_one(lookup, warnings, "spin_us", parse_spin_us, s.spin_us);
+    read_one(lookup, warnings, "spin_us", [](const std::string& t) { return parse_range(t, 0, 100000); }, s.spin_us);
     read_one(lookup, warnings, "spin_adaptive", parse_bool, s.spin_adaptive);
     read_one(lookup, warnings, "readback", parse_readback, s.readback);
     read_one(lookup, warnings, "readback_defer", parse_bool, s.readback_defer);
@@ -156,7 +153,13 @@ Settings read_settings() {
     std::vector<std::string> warnings;
     Settings s = parse_settings(lookup_setting, &warnings);
     set_log_level(s.log);
-    for (const std::string& w : warnings) log(LogLevel::Warn, "%s", w.c_str());
+    // Once per process: the settings are read at every vkCreateInstance, and test suites
+    // create hundreds of instances.
+    static std::mutex mutex;
+    static auto* warned = new std::set<std::string>();
+    std::lock_guard lock(mutex);
+    for (const std::string& w : warnings)
+        if (warned->insert(w).second) log(LogLevel::Warn, "%s", w.c_str());
     return s;
 }
 

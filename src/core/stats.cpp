@@ -1,6 +1,8 @@
 #include "core/stats.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -86,12 +88,14 @@ void report_device_stats(const StatsSnapshot& s, const Settings& settings) {
     auto& list = (*reported)[settings.stats_file];
     list.push_back(s);
     std::string json = format_stats_json(list, describe_settings(settings));
-    if (FILE* f = std::fopen(settings.stats_file.c_str(), "w")) {
-        std::fputs(json.c_str(), f);
-        std::fclose(f);
-    } else {
-        log(LogLevel::Error, "cannot write the statistics file '%s'", settings.stats_file.c_str());
-    }
+    // A full disk (/dev/full) shows only at fclose, when the buffer goes out.
+    FILE* f = std::fopen(settings.stats_file.c_str(), "w");
+    int error = f ? 0 : errno;
+    if (f && std::fputs(json.c_str(), f) < 0) error = errno;
+    if (f && std::fclose(f) != 0 && !error) error = errno;
+    if (error)
+        log(LogLevel::Error, "cannot write the statistics file '%s' (VK_SLIPSTREAM_STATS_FILE): %s",
+            printable(settings.stats_file).c_str(), std::strerror(error));
 }
 
 }  // namespace slipstream

@@ -10,6 +10,7 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -119,7 +120,8 @@ DeviceFusion::DeviceFusion(DeviceState& device) : d_(device) {
 DeviceFusion::~DeviceFusion() {
     stop();
     if (trace_ && !trace_->write())
-        log(LogLevel::Error, "cannot write the fusion trace '%s'", d_.settings.fuse_trace.c_str());
+        log(LogLevel::Error, "cannot write the fusion trace '%s' (VK_SLIPSTREAM_FUSE_TRACE): %s",
+            printable(d_.settings.fuse_trace).c_str(), std::strerror(errno));
 }
 
 void DeviceFusion::stop() {
@@ -266,7 +268,9 @@ PassReason classify_command_buffer(const DeviceState& d, const QueueState& q, Vk
     if (!cb || !cb->capture || !cb->capture->capturable() || !cb->capture->ended() ||
         cb->level != VK_COMMAND_BUFFER_LEVEL_PRIMARY)
         return PassReason::NotCaptured;
-    if (cb->queue_family != q.family) return PassReason::OtherFamily;
+    // A command buffer of another device (invalid usage drivers may tolerate) is passed through
+    // as well: its resets and frees settle only its own device's batches.
+    if (cb->queue_family != q.family || cb->device != &d) return PassReason::OtherFamily;
     // A lazy capture keeps what it names alive; one beside a native recording does not.
     if (!cb->lazy && cb->layout_epoch != d.layouts.epoch()) return PassReason::LayoutsDestroyed;
     return PassReason::None;

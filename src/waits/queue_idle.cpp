@@ -46,9 +46,9 @@ void IdleTracker::forget_last_fence(QueueIdle& q, bool signaled) {
         std::lock_guard lock(fences_mutex_);
         auto it = app_fences_.find(q.last_fence);
         if (it != app_fences_.end() && it->second.latest_on == &q && it->second.serial == q.last_serial) {
+            // Kept until its reset: submitted again before one, it is a misuse to notice.
             it->second.latest_on = nullptr;
             it->second.signaled = it->second.signaled || signaled;
-            if (!it->second.signaled) app_fences_.erase(it);
         }
     }
     q.last_fence = VK_NULL_HANDLE;
@@ -65,16 +65,26 @@ VkFence IdleTracker::fence_for_submit(QueueIdle& q, VkFence app_fence) {
         q.activity = QueueActivity::Busy;
         return fence;
     }
+    const uint64_t serial = serial_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (fence == app_fence) {
+        std::lock_guard lock(fences_mutex_);
+        auto [it, fresh] = app_fences_.try_emplace(fence);
+        if (!fresh && (it->second.signaled || it->second.submitted)) {
+            // Submitted again before a reset (see the header): neither this submission nor
+            // the earlier one's queue may take a signal of it for its completion.
+            it->second.latest_on = nullptr;
+            it->second.signaled = false;
+            q.activity = QueueActivity::Unknown;
+            return app_fence;
+        }
+        it->second = AppFence{&q, serial, false, true};
+    } else {
+        q.own_pending.push_back(fence);
+    }
     q.last_fence = fence;
     q.last_is_own = fence != app_fence;
-    q.last_serial = serial_.fetch_add(1, std::memory_order_relaxed) + 1;
+    q.last_serial = serial;
     q.activity = QueueActivity::Pending;
-    if (q.last_is_own) {
-        q.own_pending.push_back(fence);
-    } else {
-        std::lock_guard lock(fences_mutex_);
-        app_fences_[fence] = AppFence{&q, q.last_serial, false};
-    }
     return fence;
 }
 
@@ -92,6 +102,11 @@ void IdleTracker::after_submit(QueueIdle& q, VkFence app_fence, VkFence fence, V
         q.own_free.push_back(fence);
     }
     mark_unknown(q);
+    if (app_fence) {
+        // Not submitted after all: its next submission is no misuse.
+        std::lock_guard lock(fences_mutex_);
+        if (auto it = app_fences_.find(app_fence); it != app_fences_.end()) it->second.submitted = false;
+    }
 }
 
 void IdleTracker::note_idle_wait(QueueIdle& q) {
@@ -183,6 +198,13 @@ void IdleTracker::app_fences_signaled(uint32_t count, const VkFence* fences, uin
         std::lock_guard lock(l.q->mutex);
         if (l.q->last_fence == l.fence && !l.q->last_is_own && l.q->last_serial == l.serial) mark_idle(*l.q);
     }
+}
+
+void IdleTracker::fence_created_signaled(VkFence fence) {
+    // Waits on it still go to the driver, as before; only its submission before a reset is
+    // noticed.
+    std::lock_guard lock(fences_mutex_);
+    app_fences_[fence].submitted = true;
 }
 
 bool IdleTracker::known_signaled(uint32_t count, const VkFence* fences, bool wait_all) {

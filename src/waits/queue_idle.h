@@ -29,6 +29,12 @@
 // export of a fence ran on the device meanwhile, and only to the queue submission it was
 // registered with (a serial number): a fence reset and resubmitted between the driver's
 // answer and the layer's bookkeeping is never taken for the new submission's completion.
+//
+// Applications that break the rules: a fence submitted while still pending, or while signaled
+// (created signaled, or signaled and never reset), says nothing reliable about the submission
+// it rides on (a driver may signal it early, or leave it signaled). Every application fence is
+// remembered from its submission until its reset or destruction, and such a submission makes
+// its queue Unknown: idle waits go to the driver until one of them returns.
 #pragma once
 
 #include "core/stats.h"
@@ -111,6 +117,8 @@ public:
     // The driver said these fences are signaled (a wait or status query that began at
     // `epoch`): the queues they were the latest submission of are idle.
     void app_fences_signaled(uint32_t count, const VkFence* fences, uint64_t epoch);
+    // vkCreateFence with VK_FENCE_CREATE_SIGNALED_BIT: submitting it before a reset is a misuse.
+    void fence_created_signaled(VkFence fence);
     // True when the layer knows, from earlier answers, that these fences are signaled: all of
     // them, or (wait_all false) at least one.
     bool known_signaled(uint32_t count, const VkFence* fences, bool wait_all);
@@ -125,7 +133,9 @@ private:
         QueueIdle* latest_on = nullptr;  // the queue this fence is the latest submission of
         uint64_t serial = 0;             // ... and which submission (QueueIdle::last_serial)
         bool signaled = false;           // known signaled since its last submission
+        bool submitted = false;          // submitted (or created signaled) since its last reset
     };
+
 
     VkFence acquire_own_fence(QueueIdle& q);
     void collect_signaled(QueueIdle& q);

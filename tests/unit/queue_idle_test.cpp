@@ -197,6 +197,60 @@ TEST_F(IdleTrackerTest, FailedSubmitUndoesTheRegistration) {
     EXPECT_EQ(poll(q1), QueueActivity::Unknown);  // f says nothing about q1 any more
 }
 
+// Invalid usage drivers tolerate (tests/misuse): a fence submitted again while its first
+// submission may still run can signal for that one (lavapipe does), so it says nothing about
+// the second: the queue is Unknown, and idle waits go to the driver, until one returns.
+TEST_F(IdleTrackerTest, FenceSubmittedAgainWhilePendingIsNotFollowed) {
+    const VkFence f = fence(1);
+    submit(q1, f);
+    submit(q1, f);
+    EXPECT_EQ(poll(q1), QueueActivity::Unknown);
+    driver.signaled[f] = true;  // the first submission's signal
+    tracker.app_fences_signaled(1, &f, tracker.fence_epoch());
+    EXPECT_EQ(poll(q1), QueueActivity::Unknown);
+    {
+        std::lock_guard lock(q1.mutex);
+        tracker.mark_idle(q1);  // the driver's vkQueueWaitIdle returned
+    }
+    reset(f);
+    submit(q1, f);  // reset first: followed again
+    EXPECT_EQ(poll(q1), QueueActivity::Pending);
+}
+
+// A fence created signaled (or seen signaled) and submitted without a reset.
+TEST_F(IdleTrackerTest, SignaledFenceSubmittedIsNotFollowed) {
+    const VkFence f = fence(1), g = fence(2);
+    driver.signaled[f] = true;
+    tracker.fence_created_signaled(f);
+    submit(q1, f);
+    driver.signaled[f] = true;  // still signaled from its creation, the work not done
+    EXPECT_EQ(poll(q1), QueueActivity::Unknown);
+    EXPECT_FALSE(tracker.known_signaled(1, &f, true));
+    // Seen signaled by a wait, then submitted again.
+    {
+        std::lock_guard lock(q2.mutex);
+        tracker.mark_idle(q2);
+    }
+    submit(q2, g);
+    driver.signaled[g] = true;
+    tracker.app_fences_signaled(1, &g, tracker.fence_epoch());
+    EXPECT_EQ(poll(q2), QueueActivity::Idle);
+    submit(q2, g);
+    EXPECT_EQ(poll(q2), QueueActivity::Unknown);
+}
+
+TEST_F(IdleTrackerTest, FenceOfAFailedSubmitMaySubmitAgain) {
+    const VkFence f = fence(1);
+    VkFence used = tracker.fence_for_submit(q1, f);
+    tracker.after_submit(q1, f, used, VK_ERROR_OUT_OF_HOST_MEMORY);
+    {
+        std::lock_guard lock(q1.mutex);
+        tracker.mark_idle(q1);
+    }
+    submit(q1, f);
+    EXPECT_EQ(poll(q1), QueueActivity::Pending);
+}
+
 TEST_F(IdleTrackerTest, FailedSubmitReturnsOurFenceToTheFreeList) {
     // Submit-then-wait teaches the queue to attach fences of ours at submit time.
     for (int i = 0; i < 4; ++i) {

@@ -94,12 +94,48 @@ bool layer_enabled(VkInstance instance, VkPhysicalDevice pd, const std::string& 
     return true;
 }
 
+// Text as a JSON string, every byte outside printable ASCII as \u00XX (a reader gets the
+// bytes back as Latin-1).
+std::string json_text(const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += char(c);
+        } else if (c >= 0x20 && c < 0x7f) {
+            out += char(c);
+        } else {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\u%04x", c);
+            out += hex;
+        }
+    }
+    return out + "\"";
+}
+
+// `slipstream info --settings-json`: every setting (name, accepted values, default, the value
+// in effect here) and the warnings, for tests that must not keep a copy of the settings list.
+int print_settings_json(const slipstream::Settings& settings, const std::vector<std::string>& warnings) {
+    const auto values = slipstream::describe_settings(settings);
+    const auto& specs = slipstream::setting_specs();
+    std::printf("{\"settings\": [");
+    for (size_t i = 0; i < specs.size() && i < values.size(); ++i)
+        std::printf("%s\n  {\"name\": %s, \"accepted\": %s, \"default\": %s, \"value\": %s}", i ? "," : "",
+                    json_text(specs[i].name).c_str(), json_text(specs[i].accepted).c_str(),
+                    json_text(specs[i].fallback).c_str(), json_text(values[i].second).c_str());
+    std::printf("],\n \"warnings\": [");
+    for (size_t i = 0; i < warnings.size(); ++i) std::printf("%s\n  %s", i ? "," : "", json_text(warnings[i]).c_str());
+    std::printf("]}\n");
+    return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
     // Read the settings before we point the statistics file at our probe.
     std::vector<std::string> warnings;
     slipstream::Settings settings = slipstream::parse_settings(slipstream::lookup_setting, &warnings);
+    if (argc == 2 && std::strcmp(argv[1], "--settings-json") == 0) return print_settings_json(settings, warnings);
 
     char probe[] = "/tmp/slipstream-info-XXXXXX";
     int fd = mkstemp(probe);

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Runs every misuse_app scenario without the layer and with it, and compares the outcomes.
+
+    misuse_test.py --build-dir B [--report FILE] [--timeout S] [--only NAME,...] [--repeat N]
+                   [-- <misuse_app>]      (default: B/tests/misuse/misuse_app)
+
+Each scenario runs in a child process of its own per mode:
+  off        no layer (the driver alone: the reference);
+  layer      Slipstream with its defaults (fusion off);
+  fuse       VK_SLIPSTREAM_FUSE=on (lazy recording: the driver sees captures only at replay);
+  fuse_held  the same with batches held as long as the settings allow (BATCH_MAX=4096,
+             MAX_DEFER_US=100000);
+  fuse_native  VK_SLIPSTREAM_FUSE=on, VK_SLIPSTREAM_LAZY_RECORD=off (recorded natively too).
+No validation layer: the scenarios break valid usage on purpose.
+
+A run's outcome is its "outcome: ..." line and exit status ("exit 0: checksum ..."), or
+"SIGSEGV" / "timeout ..." / "exit N without one outcome line". A scenario passes when every
+layer mode's outcome equals the driver-alone one. Where the driver alone crashes or hangs, the
+layer is not required to do better (recorded, the case passes), unless a sanitizer report (the
+ASan build) names the layer's library. Scenarios the program lists as
+"racy" (the driver alone races: lavapipe frees what its queue thread still runs) are compared
+only in the lazy-recording modes, where the driver never sees the application's command
+buffers: there they must give the outcome of their well-defined twin ("racy=twin"). With
+--repeat N every layer run is made N times; every driver-alone one --reference-runs times (2): one
+that varies is shown as such, and a racy scenario's twin counts by its one normal outcome.
+
+--report FILE writes {"kind": "misuse", "cases": [...]} (REPORT_FORMAT.md), one case per
+scenario and layer mode. Exit status: 0 if every case passed, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+import slipstream_env  # noqa: E402
+
+LAYER_MODES = {
+    "layer": {},
+    "fuse": {"VK_SLIPSTREAM_FUSE": "on"},
+    # Batches held as long as the settings allow: what the application frees, resets or
+    # destroys is then still in a batch of Slipstream's.
+    "fuse_held": {"VK_SLIPSTREAM_FUSE": "on", "VK_SLIPSTREAM_BATCH_MAX": "4096", "VK_SLIPSTREAM_MAX_DEFER_US": "100000"},
+    "fuse_native": {"VK_SLIPSTREAM_FUSE": "on", "VK_SLIPSTREAM_LAZY_RECORD": "off"},
+}
+# The driver never sees the application's command buffers, only replays of their captures.
+LAZY_MODES = ("fuse", "fuse_held")
+
+
+SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:")
+
+
+class Outcome:
+    def __init__(self, text, crash=False, hang=False, stderr=""):
+        self.text, self.crash, self.hang, self.stderr = text, crash, hang, stderr
+        # A sanitizer report (the ASan build) with a frame in the layer: the layer's own fault,
+        # never excused by what the driver alone does.
+        # (Symbolized frames name the namespace, unsymbolized ones the library.)
+        self.layer_fault = bool(SANITIZER_REPORT.search(stderr)) and (
+            "libVkLayer_slipstream" in stderr or " slipstream::" in stderr)
+
+    def abnormal(self):
+        return self.crash or self.hang
+
+
+def run_scenario(program, scenario, env, timeout):
+    try:
+        proc = subprocess.run([program, scenario], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        return Outcome(f"timeout after {timeout:g} s", hang=True,
+                       stderr=(e.stderr or b"").decode("utf-8", "replace"))
+    stdout = proc.stdout.decode("utf-8", "replace")
+    stderr = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode < 0:
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = f"signal {-proc.returncode}"
+        return Outcome(name, crash=True, stderr=stderr)
+    lines = [line[len("outcome: "):] for line in stdout.splitlines() if line.startswith("outcome: ")]
+    if len(lines) != 1:
+        # Sanitizers report with an exit status of their own (ASan: 1): a crash too.
+        return Outcome(f"exit {proc.returncode} without one outcome line", crash=True, stderr=stderr)
+    return Outcome(f"exit {proc.returncode}: {lines[0]}", stderr=stderr)
+
+
+def mode_env(mode, build_dir):
+    env = slipstream_env.layer_env("off" if mode == "off" else "on", build_dir)
+    for name in list(env):
+        if name.startswith("VK_SLIPSTREAM_"):
+            del env[name]
+    env.update(LAYER_MODES.get(mode, {}))
+    return env
+
+
+def main(argv):
+    split = argv.index("--") if "--" in argv else len(argv)
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--report")
+    p.add_argument("--timeout", type=float, default=30.0)
+    p.add_argument("--only", default="", help="comma-separated scenario names")
+    p.add_argument("--repeat", type=int, default=1, help="runs per layer mode")
+    p.add_argument("--reference-runs", type=int, default=2, help="runs without the layer per scenario")
+    args = p.parse_args(argv[:split])
+    # Without `-- <misuse_app>`: the build folder's (as tools/reliability runs it).
+    program = argv[split + 1] if split + 1 < len(argv) else os.path.join(args.build_dir, "tests", "misuse", "misuse_app")
+
+    scenarios = []  # (name, racy, twin)
+    for line in subprocess.run([program, "--list"], stdout=subprocess.PIPE, check=True).stdout.decode().splitlines():
+        name, _, tag = line.partition(" ")
+        if name and (not args.only or name in args.only.split(",")):
+            scenarios.append((name, tag.startswith("racy"), tag.partition("=")[2] or None))
+    if not scenarios:
+        sys.exit("misuse_test.py: no scenario to run")
+
+    cases = []
+    references = {}  # scenario -> the driver-alone outcome (or "varies: ...")
+    defined = {}  # scenario -> its driver-alone outcome without the runs the driver crashed
+
+    def reference(name):
+        if name not in references:
+            runs = [run_scenario(program, name, mode_env("off", args.build_dir), args.timeout)
+                    for _ in range(args.reference_runs)]
+            texts = sorted({o.text for o in runs})
+            ref = runs[0]
+            if len(texts) > 1:
+                ref = Outcome("varies: " + " | ".join(texts), crash=any(o.crash for o in runs),
+                              hang=any(o.hang for o in runs))
+            references[name] = ref
+            normal = {o.text for o in runs if not o.abnormal()}
+            # What the scenario gives when the driver does not race it: its one normal outcome.
+            defined[name] = Outcome(normal.pop()) if len(normal) == 1 else ref
+        return references[name]
+
+    for scenario, racy, twin in scenarios:
+        ref = reference(scenario)
+        for mode in LAYER_MODES:
+            # What the layer must give: the driver-alone outcome, or, where the driver alone
+            # races, the well-defined twin's in the modes that keep the racing objects from the
+            # driver (lazy recording); nothing where the driver alone fails or races otherwise.
+            want = ref
+            if racy:
+                want = None
+                if twin and mode in LAZY_MODES:
+                    reference(twin)
+                    want = defined[twin]
+            elif ref.abnormal():
+                want = None
+            env = mode_env(mode, args.build_dir)
+            for _ in range(args.repeat):
+                got = run_scenario(program, scenario, env, args.timeout)
+                same = got.text == ref.text
+                if got.layer_fault:
+                    passed = False
+                    detail = f"{got.text}: a sanitizer report names the layer"
+                elif want is None:
+                    passed = True
+                    detail = f"{got.text} (not compared: the driver alone {'races' if racy else 'fails'} here: {ref.text})"
+                else:
+                    passed = got.text == want.text and not want.abnormal()
+                    detail = got.text if passed else f"layer: {got.text}; expected: {want.text}"
+                    if want is not ref and passed:
+                        detail += f" (the driver alone: {ref.text})"
+                cases.append({
+                    "name": f"{scenario}[{mode}]", "passed": passed,
+                    "hang": got.hang, "crash": got.crash,
+                    "wrong_result": not passed and not got.abnormal(),
+                    "detail": detail,
+                    "with_layer": got.text, "without_layer": ref.text, "same": int(same),
+                })
+                print(f"{'PASS' if passed else 'FAIL'} {scenario} [{mode}]: {detail}")
+                if not passed:
+                    print(f"--- {scenario} [{mode}] stderr:\n{got.stderr[-4000:]}")
+                    break
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as f:
+            json.dump({"kind": "misuse", "cases": cases}, f, indent=1)
+    failed = [c for c in cases if not c["passed"]]
+    print(f"misuse: {len(cases) - len(failed)} of {len(cases)} cases passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
