@@ -21,7 +21,7 @@ const std::vector<SettingSpec>& setting_specs() {
         {"readback", "off|auto|all-host-visible", "auto", "move memory the host reads back to cached memory"},
         {"readback_defer", "on|off", "on", "with readback auto: defer buffer binds into uncovered host-visible memory until the first use says whether the host reads it back"},
         {"readback_steer", "on|off", "off", "report readback buffers' memoryTypeBits without uncached host-visible types"},
-        {"fuse", "on|off", "off", "replay small compute/transfer command buffers into few batches of Slipstream's at submission"},
+        {"fuse", "on|off", "on", "replay small compute/transfer command buffers into few batches of Slipstream's at submission"},
         {"batch_max", "1..4096 (operations)", "32", "operations (dispatches, copies, fills...) one fused batch may hold"},
         {"max_defer_us", "0..100000 (microseconds)", "500", "the longest a fused batch waits for more work before it is submitted"},
         {"fuse_barrier", "on|off", "on", "put a compute|transfer barrier in front of each fused command buffer (for applications that rely on command-buffer boundaries)"},

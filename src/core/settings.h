@@ -28,7 +28,7 @@ struct Settings {
     ReadbackMode readback = ReadbackMode::Auto;  // move host-read memory to cached memory
     bool readback_defer = true;  // decide uncovered host-visible memory at its first use
     bool readback_steer = false;  // hide uncached host-visible types from readback buffers
-    bool fuse = false;        // fuse small command buffers into few at submission
+    bool fuse = true;         // fuse small command buffers into few at submission
     uint32_t batch_max = 32;  // operations (dispatches, copies...) per fused batch
     uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
     bool fuse_barrier = true;  // a compute|transfer barrier in front of each fused command buffer

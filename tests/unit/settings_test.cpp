@@ -23,7 +23,7 @@ TEST(Settings, DefaultsWhenNothingIsSet) {
     EXPECT_EQ(s.log, LogLevel::Warn);
     EXPECT_FALSE(s.stats);
     EXPECT_EQ(s.stats_file, "");
-    EXPECT_FALSE(s.fuse);  // capture only, so far: off until fusion consumes it
+    EXPECT_TRUE(s.fuse);  // on since the hardening issue went through it
     EXPECT_TRUE(warnings.empty());
 }
 
