@@ -429,6 +429,19 @@ VkResult flush_device(DeviceState& d, FlushReason reason) {
     return flush_open(d, reason, [](const QueueFusion&) { return true; });
 }
 
+VkResult fusion_error(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion) return VK_SUCCESS;
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
+    if (d.fusion_errors.load(std::memory_order_acquire) != 0) {
+        const FusingQueues queues(d);
+        for (size_t i = 0; i < queues.size(); ++i) {
+            std::lock_guard lock(queues[i]->mutex());
+            if (VkResult r = queues[i]->take_error(); r != VK_SUCCESS) return r;
+        }
+    }
+    return count ? d.fusion->fences().failure(count, fences) : VK_SUCCESS;
+}
+
 void realize_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
     if (!d.fusion || d.fusion->fences().none()) return;
     for (const PendingFence& p : d.fusion->fences().take(count, fences)) {

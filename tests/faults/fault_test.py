@@ -55,6 +55,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 import slipstream_env  # noqa: E402
 
 FAULT_LAYER = "VK_LAYER_SLIPSTREAM_test_faults"
+VALIDATION = slipstream_env.VALIDATION
 MEMORY_LAYER = "VK_LAYER_SLIPSTREAM_test_memory_layout"
 
 OOH, OOD, LOST = "VK_ERROR_OUT_OF_HOST_MEMORY", "VK_ERROR_OUT_OF_DEVICE_MEMORY", "VK_ERROR_DEVICE_LOST"
@@ -106,16 +107,20 @@ class Case:
     own_calls:    the faults target calls only Slipstream makes: nothing is injected in "none"
     off_thread:   in fusing modes, a fault must have landed on another thread (the flusher)
     stats:        [(counter, op, value)] Slipstream's statistics in its modes
+    validation:   the Khronos validation layer goes under the fault layer: Slipstream must not
+                  misuse the driver after a fault (a command into a command buffer whose begin
+                  failed, ...); any validation message fails the run
     """
 
     def __init__(self, name, faults, args=(), modes=SUBMIT_MODES, expect=None, own_calls=False,
-                 off_thread=False, env=None, layout=None, stats=()):
+                 off_thread=False, env=None, layout=None, stats=(), validation=False):
         self.name, self.faults, self.args, self.modes = name, faults, list(args), modes
         self.expect = dict(expect or {})
         self.own_calls, self.off_thread = own_calls, off_thread
         self.env = dict(env or {})
         self.layout = layout
         self.stats = list(stats)
+        self.validation = validation
 
 
 def everywhere(what, modes):
@@ -142,7 +147,7 @@ def cases(long_form):
     c.append(Case("submit-oom-device-flusher", "vkQueueSubmit@6=" + OOD, ["--wait", "fence"] + DEADLINE,
                   expect={"none": "error", "plain": "error", "fuse": "error", "fuse-native": "correct"},
                   off_thread=True))
-    c.append(Case("submit2-oom-flusher", f"vkQueueSubmit2@6={OOH};vkQueueSubmit@2={OOH}",
+    c.append(Case("submit2-oom-flusher", f"vkQueueSubmit2@6={OOH};vkQueueSubmit@6={OOH}",
                   ["--wait", "queue-idle", "--submit", "submit2"] + DEADLINE,
                   expect={"none": "error", "plain": "error", "fuse": "error"}, off_thread=True))
     # The submission that carries the application's fence (its last, before its one wait) fails:
@@ -197,12 +202,13 @@ def cases(long_form):
     # --- Slipstream's own machinery (fusion, lazy recording) ---
     for n in (1, 2, 3):
         c.append(Case(f"batch-begin-fails-{n}", f"vkBeginCommandBuffer@{n}=" + OOH, ["--wait", "fence"] + DEADLINE,
-                      modes=OWN_MODES, expect={"none": "error"}))
+                      modes=OWN_MODES, expect={"none": "error"}, validation=n == 2))
         c.append(Case(f"batch-end-fails-{n}", f"vkEndCommandBuffer@{n}=" + OOD,
-                      ["--wait", "queue-idle", "--wait-every", "6"], modes=OWN_MODES, expect={"none": "error"}))
+                      ["--wait", "queue-idle", "--wait-every", "6"], modes=OWN_MODES, expect={"none": "error"},
+                      validation=n == 2))
     for n in ("2", "2+"):
         c.append(Case(f"batch-alloc-fails-{n}", f"vkAllocateCommandBuffers@{n}=" + OOD, ["--wait", "fence"] + DEADLINE,
-                      modes=OWN_MODES, own_calls=True))
+                      modes=OWN_MODES, own_calls=True, validation=True))
     c.append(Case("own-fence-fails", "vkCreateFence@1+=" + OOH, ["--wait", "queue-idle", "--wait-every", "1"],
                   modes=("none", "plain", "fuse"), own_calls=True, expect=everywhere("correct", ("none", "plain", "fuse"))))
     c.append(Case("timeline-create-fails", "vkCreateSemaphore@1=" + OOH, ["--wait", "fence"],
@@ -214,9 +220,9 @@ def cases(long_form):
     for n in (2, 4):
         c.append(Case(f"native-begin-fails-{n}", f"vkBeginCommandBuffer@{n}=" + OOH,
                       ["--wait", "fence", "--secondary-every", "3"], modes=("none", "fuse"),
-                      expect={"none": "error"}))
+                      expect=everywhere("error", ("none", "fuse")), validation=True))
     c.append(Case("native-end-fails", "vkEndCommandBuffer@3=" + OOH, ["--wait", "fence", "--secondary-every", "3"],
-                  modes=("none", "fuse"), expect={"none": "error"}))
+                  modes=("none", "fuse"), expect=everywhere("error", ("none", "fuse")), validation=True))
     # --- seeded random sweeps over every function the layer can fail ---
     seeds = range(1, 41) if long_form else range(1, 7)
     waits = ["fence", "poll", "queue-idle", "timeline", "ring", "device-idle"]
@@ -255,7 +261,7 @@ def run_env(args, case, mode, tmpdir, run):
     base = dict(os.environ)
     base.pop("VK_LAYER_PATH", None)
     test_layers = os.path.join(os.path.abspath(args.build_dir), "test_layers")
-    below = [FAULT_LAYER] + ([MEMORY_LAYER] if case.layout else [])
+    below = [FAULT_LAYER] + ([MEMORY_LAYER] if case.layout else []) + ([VALIDATION] if case.validation else [])
     knobs = MODES[mode]
     if knobs is None:
         env = slipstream_env.layer_env("off", args.build_dir, base, extra_layers_below=below)
@@ -348,6 +354,10 @@ def check(run):
         run.crash = True
         p.append(f"crash: exit status {run.rc}" + (f", {sanitizer.group(0)}" if sanitizer else ""))
         return
+    if case.validation:
+        messages = [l for l in run.stderr.splitlines() if l.startswith("validation:")]
+        if messages:
+            p.append(f"{len(messages)} validation message(s): {messages[0][:300]}")
     f = run.facts
     for key in ("first-error", "results", "next-device", "app-calls"):
         if key not in f:
