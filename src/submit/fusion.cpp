@@ -196,7 +196,8 @@ void DeviceFusion::run() {
             wait.pSemaphores = semaphores.data();
             wait.pValues = values.data();
             const uint64_t start = trace_ ? now_ns() : 0;
-            const VkResult r = d_.fusion_wait_semaphores(d_.device, &wait, std::min(timeout, kSealedPollNs));
+            const VkResult r =
+                watch_device_loss(d_, d_.fusion_wait_semaphores(d_.device, &wait, std::min(timeout, kSealedPollNs)));
             if (trace_)
                 trace_->add({now_ns(), 0, TraceEvent::Woke, FlushReason::Full, uint32_t(semaphores.size()), 0,
                              timeout, uint64_t(int64_t(r)), 0, now_ns() - start});

@@ -5,7 +5,7 @@
 //
 //   fault_app [--steps N] [--wait-every K] [--wait fence|poll|queue-idle|device-idle|timeline|ring]
 //             [--submit submit|submit2] [--timeout-ns T] [--secondary-every M] [--sleep-us U]
-//             [--words W]
+//             [--words W] [--readback-block]
 //
 // The workload: an upload copy, N dependent dispatches of the chain_step kernel ping-ponging
 // between two buffers (one command buffer each, opening with a compute barrier), a copy into a
@@ -23,6 +23,9 @@
 // capture: its lazily recorded command buffer is made native there). --sleep-us sleeps after
 // every submission (fused batches then go from Slipstream's deadline flusher thread); --words
 // sets the buffers' size (longer dispatches: waits that block in the driver).
+// --readback-block allocates the readback memory as a block 4x its buffer's size plus 1 MiB:
+// Slipstream's cached readback learns what it is for only from its first use (a copy into it).
+
 // Allocations, in this order: the two chain buffers (first DEVICE_LOCAL type), upload (first
 // HOST_VISIBLE|HOST_COHERENT), readback (first HOST_VISIBLE|DEVICE_LOCAL, else HOST_VISIBLE|
 // HOST_COHERENT: the naive choice Slipstream's cached readback moves), each after its buffer's
@@ -86,6 +89,7 @@ struct Options {
     uint64_t timeout_ns = UINT64_MAX;
     uint32_t secondary_every = 0;
     uint32_t sleep_us = 0;  // after every submission: batches then go by Slipstream's deadline flusher
+    bool readback_block = false;
 };
 
 // The first error, every error, and what the application called.
@@ -125,8 +129,10 @@ struct Buffer {
     void* mapped = nullptr;
 };
 
+// `block`: the allocation is a block far larger than the buffer (no evidence for Slipstream's
+// cached readback at allocation time). `map`: mapped now (else when read).
 bool create_buffer(vkapp::Context& ctx, VkBufferUsageFlags usage, VkMemoryPropertyFlags want,
-                   VkMemoryPropertyFlags fallback, Buffer& b) {
+                   VkMemoryPropertyFlags fallback, Buffer& b, bool map = true, bool block = false) {
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bci.size = kBytes;
     bci.usage = usage;
@@ -139,12 +145,12 @@ bool create_buffer(vkapp::Context& ctx, VkBufferUsageFlags usage, VkMemoryProper
         std::exit(2);
     }
     VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
+    mai.allocationSize = block ? req.size * 4 + (VkDeviceSize(1) << 20) : req.size;
     mai.memoryTypeIndex = uint32_t(type);
     g_log.called("vkAllocateMemory");
     if (!g_log.ok(vkAllocateMemory(ctx.device, &mai, nullptr, &b.memory), "vkAllocateMemory")) return false;
     if (!g_log.ok(vkBindBufferMemory(ctx.device, b.buffer, b.memory, 0), "vkBindBufferMemory")) return false;
-    if (ctx.memory_properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+    if (map && (ctx.memory_properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
         return g_log.ok(vkMapMemory(ctx.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
     return true;
 }
@@ -201,8 +207,10 @@ bool Workload::setup() {
     for (Buffer& b : ping_)
         if (!create_buffer(ctx_, dev, dl, 0, b)) return false;
     if (!create_buffer(ctx_, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, host, host, upload_)) return false;
+    // Mapped only to read the results: a mapping before the GPU's first write would tell
+    // Slipstream's cached readback the host writes it.
     if (!create_buffer(ctx_, VK_BUFFER_USAGE_TRANSFER_DST_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | dl, host,
-                       readback_))
+                       readback_, false, o_.readback_block))
         return false;
     initial_.resize(kN);
     suite::Rng rng(0xfa017ull);
@@ -432,6 +440,8 @@ bool Workload::run(bool* correct) {
         chain::cpu_step(a, b, chain::params_for(s, kN));
         a.swap(b);
     }
+    if (!g_log.ok(vkMapMemory(ctx_.device, readback_.memory, 0, VK_WHOLE_SIZE, 0, &readback_.mapped), "vkMapMemory"))
+        return false;
     VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
     range.memory = readback_.memory;
     range.size = VK_WHOLE_SIZE;
@@ -442,13 +452,17 @@ bool Workload::run(bool* correct) {
 
 void Workload::probe_after_lost() {
     // A new command buffer (never submitted), recorded and submitted: device loss must stick.
+    // (Its allocation may meet an injected fault too: tried again.)
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    VkResult submitted = VK_ERROR_INITIALIZATION_FAILED;
+    VkResult submitted = VK_ERROR_INITIALIZATION_FAILED;  // printed as "not probed"
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = pool_;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
-    if (pool_ && vkAllocateCommandBuffers(ctx_.device, &ai, &cb) == VK_SUCCESS) {
+    VkResult allocated = VK_ERROR_INITIALIZATION_FAILED;
+    for (int attempt = 0; pool_ && attempt < 20 && allocated != VK_SUCCESS; ++attempt)
+        allocated = vkAllocateCommandBuffers(ctx_.device, &ai, &cb);
+    if (allocated == VK_SUCCESS) {
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         if (vkBeginCommandBuffer(cb, &bi) == VK_SUCCESS) {
             VkBufferCopy copy{0, 0, 64};
@@ -462,7 +476,8 @@ void Workload::probe_after_lost() {
         }
     }
     const VkResult waited = vkDeviceWaitIdle(ctx_.device);
-    std::printf("after-lost: submit=%s wait=%s\n", result_name(submitted), result_name(waited));
+    std::printf("after-lost: submit=%s wait=%s\n",
+                submitted == VK_ERROR_INITIALIZATION_FAILED ? "not-probed" : result_name(submitted), result_name(waited));
 }
 
 void Workload::destroy() {
@@ -491,7 +506,7 @@ void Workload::destroy() {
     std::fprintf(stderr,
                  "usage: %s [--steps N] [--wait-every K] [--wait fence|poll|queue-idle|device-idle|timeline|ring]\n"
                  "          [--submit submit|submit2] [--timeout-ns T] [--secondary-every M] [--sleep-us U]\n"
-                 "          [--words W]\n",
+                 "          [--words W] [--readback-block]\n",
                  self);
     std::exit(2);
 }
@@ -511,6 +526,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--wait-every") o.wait_every = uint32_t(std::min<uint64_t>(number(i), 1000));
         else if (a == "--timeout-ns") o.timeout_ns = number(i);
         else if (a == "--secondary-every") o.secondary_every = uint32_t(std::min<uint64_t>(number(i), 1000));
+        else if (a == "--readback-block") o.readback_block = true;
         else if (a == "--sleep-us") o.sleep_us = uint32_t(std::min<uint64_t>(number(i), 100000));
         else if (a == "--words") {
             kN = uint32_t(std::max<uint64_t>(64, std::min<uint64_t>(number(i), 1u << 24)));

@@ -6,10 +6,16 @@
 //
 // Environment:
 //   SLIPSTREAM_TEST_FAULTS=<entry>[;<entry>...]   what to fail (grammar below); unset: nothing
-//   SLIPSTREAM_TEST_FAULTS_REPORT=<path>          JSON written at each vkDestroyDevice and at exit:
-//                                                 per device and function, the calls seen and the
-//                                                 faults injected
-// Both are read once, at the first vkCreateInstance of the process.
+//   SLIPSTREAM_TEST_FAULTS_REPORT=<path>          JSON written at each vkDestroyDevice and at exit
+// Both are read once, at the first vkCreateInstance of the process; the layer stays loaded
+// (-z nodelete) so that devices count across instances.
+//
+// The report: {"devices": [...]}, one entry per device in creation order: "device" (its number),
+// "faulted", "lost" and "lost_at" (the function whose fault lost it), "submits_after_lost"
+// (submissions that reached this layer after the loss), "functions" (per function: "seen" calls,
+// faults "injected", "lost_returned" answers of a sticky loss), "injected_by_result",
+// "injected_off_thread" (faults injected on a thread other than the one that created the
+// device: Slipstream's flusher) and "injected" (all).
 //
 // Grammar (spaces are ignored; a bad entry prints one warning naming it and is ignored):
 //   <rule>   = <function><trigger>[=<result>]
@@ -60,6 +66,7 @@
 #include <vulkan/vulkan.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdarg>
@@ -389,6 +396,8 @@ struct DeviceState {
     std::thread::id creator;
     uint64_t injected_by_result[5] = {};  // kInjectable's order
     std::string lost_at;  // the function whose fault lost the device
+    bool drained = false;  // lost, and the work the driver had is done
+    std::condition_variable drained_cv;
     std::mutex lose_mutex;  // one loss at a time (taken before any queue's mutex)
 };
 
@@ -527,10 +536,22 @@ VkResult decide(DeviceState& d, Fn fn, bool finite_timeout = false, bool fenced 
     return chosen;
 }
 
-// A sticky loss answers a call that can return VK_ERROR_DEVICE_LOST.
+// A sticky loss answers a call that can return VK_ERROR_DEVICE_LOST, once the work the driver had
+// is done (the application may free everything it used the moment it hears of the loss). The
+// caller holds no queue lock of this layer's.
+void wait_drained(DeviceState& d, std::unique_lock<std::mutex>& lock) {
+    d.drained_cv.wait(lock, [&] { return d.drained; });
+}
+
+void wait_drained(DeviceState& d) {
+    std::unique_lock<std::mutex> lock(d.mutex);
+    wait_drained(d, lock);
+}
+
 bool answer_lost(DeviceState& d, Fn fn, bool submission = false) {
     if (!d.lost.load(std::memory_order_acquire)) return false;
-    std::lock_guard<std::mutex> lock(d.mutex);
+    std::unique_lock<std::mutex> lock(d.mutex);
+    wait_drained(d, lock);
     ++d.counts[size_t(fn)].seen;
     ++d.counts[size_t(fn)].lost_returned;
     if (submission) ++d.submits_after_lost;
@@ -553,6 +574,9 @@ void lose(DeviceState& d, Fn at) {
         std::lock_guard<std::mutex> lock(q->mutex);
         d.dispatch.QueueWaitIdle(q->queue);
     }
+    std::lock_guard<std::mutex> lock(d.mutex);
+    d.drained = true;
+    d.drained_cv.notify_all();
 }
 
 // The result of a faulted call, after a loss where it is one.
@@ -669,14 +693,19 @@ template <typename Call>
 VkResult queue_call(VkQueue queue, Fn fn, bool submission, Call&& call, bool fenced = false) {
     DeviceState* d = device_state(key_of(queue));
     QueueState* q = queue_state(*d, queue);
-    VkResult r;
+    VkResult r = VK_SUCCESS;
+    bool lost = false;
     {
         std::lock_guard<std::mutex> lock(q->mutex);
-        if (answer_lost(*d, fn, submission)) return VK_ERROR_DEVICE_LOST;
-        r = decide(*d, fn, false, fenced);
-        if (r == VK_SUCCESS) return call(*d);
+        lost = d->lost.load(std::memory_order_acquire);
+        if (!lost) {
+            r = decide(*d, fn, false, fenced);
+            if (r == VK_SUCCESS) return call(*d);
+        }
     }
-    return injected(*d, fn, r);  // outside the queue lock: a loss takes them all
+    // Outside the queue lock: a loss drains every queue under its lock.
+    if (lost && answer_lost(*d, fn, submission)) return VK_ERROR_DEVICE_LOST;
+    return injected(*d, fn, r);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFence fence) {
@@ -704,9 +733,12 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, co
                                                VkFence fence) {
     DeviceState* d = device_state(key_of(queue));
     QueueState* q = queue_state(*d, queue);
-    std::lock_guard<std::mutex> lock(q->mutex);
-    if (d->lost) return VK_ERROR_DEVICE_LOST;
-    return d->dispatch.QueueBindSparse(queue, count, binds, fence);
+    {
+        std::lock_guard<std::mutex> lock(q->mutex);
+        if (!d->lost) return d->dispatch.QueueBindSparse(queue, count, binds, fence);
+    }
+    wait_drained(*d);
+    return VK_ERROR_DEVICE_LOST;
 }
 
 // A device-level call: a sticky loss answers it, else a fault, else the driver.
@@ -763,13 +795,19 @@ VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice device, VkQueryPool 
                                                    size_t size, void* data, VkDeviceSize stride,
                                                    VkQueryResultFlags flags) {
     DeviceState* d = device_state(key_of(device));
-    if (d->lost) return VK_ERROR_DEVICE_LOST;
+    if (d->lost) {
+        wait_drained(*d);
+        return VK_ERROR_DEVICE_LOST;
+    }
     return d->dispatch.GetQueryPoolResults(device, pool, first, count, size, data, stride, flags);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetEventStatus(VkDevice device, VkEvent event) {
     DeviceState* d = device_state(key_of(device));
-    if (d->lost) return VK_ERROR_DEVICE_LOST;
+    if (d->lost) {
+        wait_drained(*d);
+        return VK_ERROR_DEVICE_LOST;
+    }
     return d->dispatch.GetEventStatus(device, event);
 }
 
