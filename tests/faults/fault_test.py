@@ -378,6 +378,9 @@ def check(run):
         run.hang = True
         p.append("hang: the application's fence poll did not end in 20 s")
         return
+    if sanitizer and "LeakSanitizer" in sanitizer.group(0):
+        p.append("leak: LeakSanitizer reported memory the run did not free")
+        return
     if run.rc != 0 or sanitizer:
         run.crash = True
         p.append(f"crash: exit status {run.rc}" + (f", {sanitizer.group(0)}" if sanitizer else ""))
