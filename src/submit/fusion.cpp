@@ -374,6 +374,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     take_record_lock();
     if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
     if (names_lazy(count, submits)) return f.submit_replayed(count, submits, fence, next);
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     TrackedSubmission tracked(&q, fence);
     VkResult r = next(q.queue, count, submits, tracked.fence());
     tracked.end(r);

@@ -333,6 +333,11 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
     TrackedSubmission tracked(&q_, fence);
     FuseTrace* t = tracer();
     const uint64_t busy = t ? in_flight() : 0;
+    // (A counter read since the submission's first look may have found the device lost.)
+    if (d_.lost.load(std::memory_order_acquire)) {
+        tracked.end(VK_ERROR_DEVICE_LOST);
+        return VK_ERROR_DEVICE_LOST;
+    }
     const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
     tracked.end(r);
@@ -413,6 +418,8 @@ VkResult QueueFusion::submit_replayed_as(uint32_t count, const Info* submits, Vk
     }
     const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     const TimelineSignal signal(timeline_, value);
+    // (Recording ours read the queue's counter, which may have found the device lost.)
+    if (r == VK_SUCCESS && d_.lost.load(std::memory_order_acquire)) r = VK_ERROR_DEVICE_LOST;
     if (r == VK_SUCCESS) {
         infos.emplace_back();
         timeline_only(infos.back(), signal.values, timeline_, signal.info);

@@ -313,7 +313,20 @@ def run_env(args, case, mode, tmpdir, run):
 FACT_RE = re.compile(r"^([a-z-]+): (.*)$")
 
 
+OFF_THREAD = "no fault landed on Slipstream's flusher thread"
+
+
 def execute(args, case, mode, tmpdir):
+    """One run; again (twice at most) where only the flusher missed its fault: a loaded machine
+    can delay the flusher past the application's next wait, which then flushes itself."""
+    for _ in range(3):
+        run = execute_once(args, case, mode, tmpdir)
+        if run.problems != [OFF_THREAD]:
+            break
+    return run
+
+
+def execute_once(args, case, mode, tmpdir):
     run = Run(case, mode)
     env = run_env(args, case, mode, tmpdir, run)
     start = time.monotonic()
@@ -435,7 +448,10 @@ def check(run):
     # Fusing, Slipstream submits nothing once it knows of the loss, and answers the
     # application's submissions itself; otherwise the application's own submission after the
     # loss (the probe) passes through, as it would without the layer.
-    allowed_after = 0 if mode in FUSING else int("after-lost" in f)
+    # (A queue whose fusion could not start, its timeline semaphore or pool refused, passes
+    # through: it fused nothing.)
+    fused = mode in FUSING and stat_first(run.stats, "command_buffers_fused") > 0
+    allowed_after = 0 if fused else int("after-lost" in f)
     if mode != "none" and int(dev.get("submits_after_lost", 0)) > allowed_after:
         p.append(f"{dev['submits_after_lost']} submission(s) reached the driver after the device was lost")
 
@@ -447,7 +463,7 @@ def check(run):
     if run.injected == 0 and not (mode == "none" and case.own_calls):
         p.append("no fault was injected")
     if case.off_thread and mode in FUSING and int(dev.get("injected_off_thread", 0)) == 0:
-        p.append("no fault landed on Slipstream's flusher thread")
+        p.append(OFF_THREAD)
     if mode in FUSING:
         app_pools = int(dict(kv.split("=") for kv in f["app-calls"].split()).get("vkCreateCommandPool", 0))
         seen_pools = int(dev["functions"]["vkCreateCommandPool"]["seen"])
