@@ -65,6 +65,8 @@
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
+#include "test_layer.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <cerrno>
@@ -83,12 +85,10 @@
 
 namespace {
 
+using namespace slipstream::test_layer;
+
 constexpr const char* kLayerName = "VK_LAYER_SLIPSTREAM_test_faults";
 
-template <typename T>
-void* key_of(T dispatchable) {
-    return *reinterpret_cast<void**>(dispatchable);  // the loader's dispatch table pointer
-}
 
 __attribute__((format(printf, 1, 2))) void message(const char* fmt, ...) {
     char text[1024];
@@ -478,11 +478,7 @@ void write_report_locked() {
                        std::to_string(g_config.rules.size()) + ", \"devices\": [\n";
     for (size_t i = 0; i < entries.size(); ++i) json += entries[i] + (i + 1 < entries.size() ? ",\n" : "\n");
     json += "]}\n";
-    const std::string tmp = g_config.report_path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    if (f) ok = (std::fclose(f) == 0) && ok;
-    if (!ok || std::rename(tmp.c_str(), g_config.report_path.c_str()) != 0)
+    if (!write_whole_file(g_config.report_path, json))
         message("cannot write the report to '%s'", g_config.report_path.c_str());
 }
 
@@ -589,10 +585,8 @@ VkResult injected(DeviceState& d, Fn fn, VkResult r) {
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* pCreateInfo,
                                               const VkAllocationCallbacks* pAllocator, VkInstance* pInstance) {
-    auto* link = static_cast<VkLayerInstanceCreateInfo*>(const_cast<void*>(pCreateInfo->pNext));
-    while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO && link->function == VK_LAYER_LINK_INFO))
-        link = static_cast<VkLayerInstanceCreateInfo*>(const_cast<void*>(link->pNext));
-    if (!link || !link->u.pLayerInfo) return VK_ERROR_INITIALIZATION_FAILED;
+    auto* link = chain_link<VkLayerInstanceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
+    if (!link) return VK_ERROR_INITIALIZATION_FAILED;
     PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
     auto create = reinterpret_cast<PFN_vkCreateInstance>(next_gipa(VK_NULL_HANDLE, "vkCreateInstance"));
@@ -631,10 +625,8 @@ VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocati
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, const VkDeviceCreateInfo* pCreateInfo,
                                             const VkAllocationCallbacks* pAllocator, VkDevice* pDevice) {
     InstanceState* instance = instance_state(key_of(physicalDevice));
-    auto* link = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(pCreateInfo->pNext));
-    while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO && link->function == VK_LAYER_LINK_INFO))
-        link = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(link->pNext));
-    if (!instance || !link || !link->u.pLayerInfo) return VK_ERROR_INITIALIZATION_FAILED;
+    auto* link = chain_link<VkLayerDeviceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
+    if (!instance || !link) return VK_ERROR_INITIALIZATION_FAILED;
     PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
     PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
@@ -813,14 +805,21 @@ VKAPI_ATTR VkResult VKAPI_CALL GetEventStatus(VkDevice device, VkEvent event) {
 
 // ---- creation ----------------------------------------------------------------------------------------
 
-VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAllocateInfo* info,
-                                              const VkAllocationCallbacks* allocator, VkDeviceMemory* memory) {
+// A creation that fails creates nothing: its handle is null.
+template <typename Handle, typename Call>
+VkResult create(VkDevice device, Fn fn, Handle* out, Call&& call) {
     DeviceState* d = device_state(key_of(device));
-    if (VkResult r = decide(*d, Fn::AllocateMemory); r != VK_SUCCESS) {
-        *memory = VK_NULL_HANDLE;
+    if (VkResult r = decide(*d, fn); r != VK_SUCCESS) {
+        *out = VK_NULL_HANDLE;
         return r;
     }
-    return d->dispatch.AllocateMemory(device, info, allocator, memory);
+    return call(*d);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAllocateInfo* info,
+                                              const VkAllocationCallbacks* allocator, VkDeviceMemory* memory) {
+    return create(device, Fn::AllocateMemory, memory,
+                  [&](DeviceState& d) { return d.dispatch.AllocateMemory(device, info, allocator, memory); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo* info,
@@ -835,32 +834,20 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkC
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateFence(VkDevice device, const VkFenceCreateInfo* info,
                                            const VkAllocationCallbacks* allocator, VkFence* fence) {
-    DeviceState* d = device_state(key_of(device));
-    if (VkResult r = decide(*d, Fn::CreateFence); r != VK_SUCCESS) {
-        *fence = VK_NULL_HANDLE;
-        return r;
-    }
-    return d->dispatch.CreateFence(device, info, allocator, fence);
+    return create(device, Fn::CreateFence, fence,
+                  [&](DeviceState& d) { return d.dispatch.CreateFence(device, info, allocator, fence); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateSemaphore(VkDevice device, const VkSemaphoreCreateInfo* info,
                                                const VkAllocationCallbacks* allocator, VkSemaphore* semaphore) {
-    DeviceState* d = device_state(key_of(device));
-    if (VkResult r = decide(*d, Fn::CreateSemaphore); r != VK_SUCCESS) {
-        *semaphore = VK_NULL_HANDLE;
-        return r;
-    }
-    return d->dispatch.CreateSemaphore(device, info, allocator, semaphore);
+    return create(device, Fn::CreateSemaphore, semaphore,
+                  [&](DeviceState& d) { return d.dispatch.CreateSemaphore(device, info, allocator, semaphore); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo* info,
                                                  const VkAllocationCallbacks* allocator, VkCommandPool* pool) {
-    DeviceState* d = device_state(key_of(device));
-    if (VkResult r = decide(*d, Fn::CreateCommandPool); r != VK_SUCCESS) {
-        *pool = VK_NULL_HANDLE;
-        return r;
-    }
-    return d->dispatch.CreateCommandPool(device, info, allocator, pool);
+    return create(device, Fn::CreateCommandPool, pool,
+                  [&](DeviceState& d) { return d.dispatch.CreateCommandPool(device, info, allocator, pool); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo* info) {
@@ -881,11 +868,6 @@ VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb) {
 }
 
 // ---- entry-point tables ------------------------------------------------------------------------------
-
-struct Hook {
-    const char* name;
-    PFN_vkVoidFunction function;
-};
 
 #define HOOK(name) {"vk" #name, reinterpret_cast<PFN_vkVoidFunction>(name)}
 
@@ -924,22 +906,14 @@ const Hook kDeviceHooks[] = {
 
 #undef HOOK
 
-template <size_t N>
-PFN_vkVoidFunction find_hook(const Hook (&hooks)[N], const char* name) {
-    for (const Hook& h : hooks)
-        if (std::strcmp(h.name, name) == 0) return h.function;
-    return nullptr;
-}
-
-// Internal functions for the loader (see memory_layout_layer.cpp: an exported
-// vkGetInstanceProcAddr could bind to the loader's own symbol inside this library).
+// Internal functions for the loader (test_layer.h: negotiate).
 PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* pName) {
     if (std::strcmp(pName, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(GetDeviceProcAddr);
     DeviceState* d = device ? device_state(key_of(device)) : nullptr;
     if (!d) return nullptr;
     PFN_vkVoidFunction next = d->next_gdpa(device, pName);
     PFN_vkVoidFunction hook = find_hook(kDeviceHooks, pName);
-    return next && hook ? hook : next;
+    return hook_or_next(hook, next);
 }
 
 PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* pName) {
@@ -952,7 +926,7 @@ PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const cha
     PFN_vkVoidFunction next = s->next_gipa(instance, pName);
     PFN_vkVoidFunction hook = find_hook(kInstanceHooks, pName);
     if (!hook) hook = find_hook(kDeviceHooks, pName);
-    return next && hook ? hook : next;
+    return hook_or_next(hook, next);
 }
 
 }  // namespace
@@ -968,15 +942,7 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instan
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* pVersionStruct) {
-    if (!pVersionStruct || pVersionStruct->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
-        return VK_ERROR_INITIALIZATION_FAILED;
-    if (pVersionStruct->loaderLayerInterfaceVersion >= 2) {
-        pVersionStruct->pfnGetInstanceProcAddr = GetInstanceProcAddr;
-        pVersionStruct->pfnGetDeviceProcAddr = GetDeviceProcAddr;
-        pVersionStruct->pfnGetPhysicalDeviceProcAddr = nullptr;
-    }
-    if (pVersionStruct->loaderLayerInterfaceVersion > 2) pVersionStruct->loaderLayerInterfaceVersion = 2;
-    return VK_SUCCESS;
+    return negotiate(pVersionStruct, GetInstanceProcAddr, GetDeviceProcAddr);
 }
 
 }  // extern "C"
