@@ -28,6 +28,7 @@ VKAPI_ATTR void VKAPI_CALL CmdExecuteCommands(VkCommandBuffer cb, uint32_t count
     if (state->capture) state->capture->stop(CommandId::CmdExecuteCommands);  // FUSION.md rule 7
     for (uint32_t i = 0; i < count; ++i)
         if (const CommandBufferState* secondary = find_command_buffer(secondaries[i])) state->include(*secondary);
+    if (state->lazy) return;  // its native begin failed (capture_control.h): the driver never began it
     state->device->dispatch.CmdExecuteCommands(cb, count, secondaries);
 }
 

@@ -93,8 +93,9 @@ VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb, const VkCo
 VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb) {
     CommandBufferState* state = find_command_buffer(cb);
     if (state->lazy) {
-        capture::end_capture(*state, VK_SUCCESS);
-        return VK_SUCCESS;
+        // (A native begin that failed left it lazy: its error comes back here.)
+        capture::end_capture(*state, state->native_error);
+        return state->native_error;
     }
     VkResult result = state->device->dispatch.EndCommandBuffer(cb);
     if (state->native_error != VK_SUCCESS) result = state->native_error;

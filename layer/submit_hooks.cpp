@@ -55,12 +55,12 @@ VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fenc
     QueueState* q = find_queue(queue);
     DeviceState* device = q ? q->device : find_device(queue);
     if (device->stats.enabled()) count_submits(*device, count, submits);
-    if (q && q->fusion) return fused(*q, count, submits, fence, device->dispatch.*next);
+    if (q && q->fusion) return watch_device_loss(*device, fused(*q, count, submits, fence, device->dispatch.*next));
     if (device->fusion) record_lazy_natively(count, submits);
     TrackedSubmission tracked(q, fence);
     VkResult result = (device->dispatch.*next)(queue, count, submits, tracked.fence());
     tracked.end(result);
-    return result;
+    return watch_device_loss(*device, result);
 }
 }  // namespace
 
@@ -96,11 +96,13 @@ VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInf
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count, const VkFence* fences, VkBool32 wait_all,
                                              uint64_t timeout) {
-    return wait_for_fences(*find_device(device), count, fences, wait_all, timeout);
+    DeviceState* state = find_device(device);
+    return watch_device_loss(*state, wait_for_fences(*state, count, fences, wait_all, timeout));
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetFenceStatus(VkDevice device, VkFence fence) {
-    return get_fence_status(*find_device(device), fence);
+    DeviceState* state = find_device(device);
+    return watch_device_loss(*state, get_fence_status(*state, fence));
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateFence(VkDevice device, const VkFenceCreateInfo* info,
@@ -154,20 +156,24 @@ VKAPI_ATTR VkResult VKAPI_CALL ImportFenceWin32HandleKHR(VkDevice device, const 
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphores(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
     DeviceState* state = find_device(device);
-    return wait_semaphores(*state, info, timeout, state->dispatch.WaitSemaphores);
+    return watch_device_loss(*state, wait_semaphores(*state, info, timeout, state->dispatch.WaitSemaphores));
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphoresKHR(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
     DeviceState* state = find_device(device);
-    return wait_semaphores(*state, info, timeout, state->dispatch.WaitSemaphoresKHR);
+    return watch_device_loss(*state, wait_semaphores(*state, info, timeout, state->dispatch.WaitSemaphoresKHR));
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue) {
-    if (QueueState* q = find_queue(queue)) return queue_wait_idle(*q);
-    return find_device(queue)->dispatch.QueueWaitIdle(queue);
+    DeviceState* state = find_device(queue);
+    if (QueueState* q = find_queue(queue)) return watch_device_loss(*state, queue_wait_idle(*q));
+    return watch_device_loss(*state, state->dispatch.QueueWaitIdle(queue));
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) { return device_wait_idle(*find_device(device)); }
+VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
+    DeviceState* state = find_device(device);
+    return watch_device_loss(*state, device_wait_idle(*state));
+}
 
 // Calls that observe completion outside the waits: what fusion holds back goes first.
 // (Semaphore waits and counter reads need nothing: a batch of ours never signals the

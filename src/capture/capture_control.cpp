@@ -12,13 +12,16 @@ namespace {
 void make_native(void* context, const CommandCapture& capture) {
     CommandBufferState& cb = *static_cast<CommandBufferState*>(context);
     DeviceState& d = *cb.device;
-    cb.lazy = false;
     d.stats.add(Counter::LazyMadeNative);
     const VkResult r = d.dispatch.BeginCommandBuffer(cb.handle, capture.begin_info());
     if (r != VK_SUCCESS) {
+        // The driver never began it: it stays lazy, so that no later command reaches the
+        // driver's command buffer (its capture has stopped and holds nothing), and
+        // vkEndCommandBuffer returns the error.
         cb.native_error = r;
         return;
     }
+    cb.lazy = false;
     capture.replay(d.dispatch, cb.handle);
 }
 
@@ -55,7 +58,7 @@ bool begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info)
 }
 
 void record_natively(CommandBufferState& cb) {
-    if (!cb.lazy) return;
+    if (!cb.lazy || cb.native_error != VK_SUCCESS) return;
     make_native(&cb, *cb.capture);
     cb.capture->on_stop(nullptr, nullptr);
     if (cb.native_error == VK_SUCCESS) cb.native_error = cb.device->dispatch.EndCommandBuffer(cb.handle);

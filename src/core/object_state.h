@@ -93,7 +93,8 @@ struct CommandBufferState {
     // is until then: a reset or free first flushes them).
     mutable std::atomic<uint32_t> in_batches{0};
     // The driver's vkBeginCommandBuffer failed when the recording was made native: returned
-    // by vkEndCommandBuffer.
+    // by vkEndCommandBuffer. The command buffer then stays `lazy` with a stopped capture, so
+    // that nothing more reaches the driver's command buffer, which never began.
     VkResult native_error = VK_SUCCESS;
 
     CommandBufferState() = default;
@@ -160,6 +161,13 @@ struct DeviceState {
     // What barrier elision knows of buffers, images, descriptor sets and pipelines (while
     // VK_SLIPSTREAM_ELIDE_BARRIERS is on with fusion and its barrier; null otherwise).
     std::unique_ptr<capture::ResourceRegistry> resources;
+    // Set once a driver call Slipstream made or passed on returned VK_ERROR_DEVICE_LOST:
+    // fusion then submits nothing more and answers submissions and waits with the error
+    // (FUSION.md rule 10).
+    std::atomic<bool> lost{false};
+    // Fusing queues that hold an error of a flush no call has returned yet (the flusher's):
+    // the next submission to that queue, or the next wait on the device, returns it.
+    std::atomic<uint32_t> fusion_errors{0};
     // Pipeline layouts, descriptor set layouts and update templates: their destroys counted
     // (a capture begun before one of them went may name it) and, while lazy captures may
     // still be replayed with them, put off.
@@ -176,6 +184,12 @@ struct DeviceState {
     std::vector<QueueState*> queues;  // every queue retrieved; freed with the device
     std::vector<submit::QueueFusion*> fusing_queues;  // their batches, while the device fuses
 };
+
+// Notes a device loss in `result` (of any driver call Slipstream made or passed on); returns it.
+inline VkResult watch_device_loss(DeviceState& d, VkResult result) {
+    if (result == VK_ERROR_DEVICE_LOST) d.lost.store(true, std::memory_order_release);
+    return result;
+}
 
 // --- lookups (any thread) ---
 InstanceState* find_instance(const void* dispatchable);  // VkInstance or VkPhysicalDevice

@@ -37,10 +37,28 @@ void BatchFences::forget(uint32_t count, const VkFence* fences, bool destroyed) 
     std::lock_guard lock(mutex_);
     for (uint32_t i = 0; i < count; ++i) {
         pending_.erase(fences[i]);
+        failed_.erase(fences[i]);
         if (destroyed) exportable_.erase(fences[i]);
     }
     count_.store(pending_.size(), std::memory_order_release);
+    failed_count_.store(failed_.size(), std::memory_order_release);
     exportable_count_.store(exportable_.size(), std::memory_order_release);
+}
+
+void BatchFences::fail(VkFence fence, VkResult error) {
+    std::lock_guard lock(mutex_);
+    pending_.erase(fence);  // never answered from a timeline the batch did not signal
+    failed_[fence] = error;
+    count_.store(pending_.size(), std::memory_order_release);
+    failed_count_.store(failed_.size(), std::memory_order_release);
+}
+
+VkResult BatchFences::failure(uint32_t count, const VkFence* fences) {
+    if (failed_count_.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
+    std::lock_guard lock(mutex_);
+    for (uint32_t i = 0; i < count; ++i)
+        if (auto it = failed_.find(fences[i]); it != failed_.end()) return it->second;
+    return VK_SUCCESS;
 }
 
 std::vector<PendingFence> BatchFences::take(uint32_t count, const VkFence* fences) {

@@ -11,6 +11,12 @@
 // such fences with others), it is made real first: an empty submission with it, after
 // everything already submitted. Exportable fences are never answered this way (FUSION.md rule
 // 2): they ride on an empty submission of their own.
+//
+// A batch that never reached the GPU (the driver refused it, or the device was lost) leaves its
+// fences failed: waits and status queries on them return the batch's error, without waiting,
+// until the application resets, destroys or imports them. Nothing else might ever signal them
+// (the empty submission that would can fail too), and a wait that succeeded would tell the
+// application its work was done.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -47,12 +53,19 @@ public:
     void forget(uint32_t count, const VkFence* fences, bool destroyed = false);
     // Removes these fences' entries and returns them (to be made real).
     std::vector<PendingFence> take(uint32_t count, const VkFence* fences);
+    // The batch holding this fence's work failed with `error`.
+    void fail(VkFence fence, VkResult error);
+    // The error of the first failed fence among these, or VK_SUCCESS: one atomic load while no
+    // fence failed.
+    VkResult failure(uint32_t count, const VkFence* fences);
 
 private:
     std::mutex mutex_;
     std::unordered_map<VkFence, PendingFence> pending_;
     std::unordered_set<VkFence> exportable_;
+    std::unordered_map<VkFence, VkResult> failed_;
     std::atomic<size_t> count_{0};
+    std::atomic<size_t> failed_count_{0};
     std::atomic<size_t> exportable_count_{0};
 };
 

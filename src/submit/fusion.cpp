@@ -198,7 +198,8 @@ void DeviceFusion::run() {
             wait.pSemaphores = semaphores.data();
             wait.pValues = values.data();
             const uint64_t start = trace_ ? now_ns() : 0;
-            const VkResult r = d_.fusion_wait_semaphores(d_.device, &wait, std::min(timeout, kSealedPollNs));
+            const VkResult r =
+                watch_device_loss(d_, d_.fusion_wait_semaphores(d_.device, &wait, std::min(timeout, kSealedPollNs)));
             if (trace_)
                 trace_->add({now_ns(), 0, TraceEvent::Woke, FlushReason::Full, uint32_t(semaphores.size()), 0,
                              timeout, uint64_t(int64_t(r)), 0, now_ns() - start});
@@ -377,6 +378,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     take_record_lock();
     if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
     if (names_lazy(count, submits)) return f.submit_replayed(count, submits, fence, next);
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     TrackedSubmission tracked(&q, fence);
     VkResult r = next(q.queue, count, submits, tracked.fence());
     tracked.end(r);
@@ -431,6 +433,19 @@ VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
 
 VkResult flush_device(DeviceState& d, FlushReason reason) {
     return flush_open(d, reason, [](const QueueFusion&) { return true; });
+}
+
+VkResult fusion_error(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion) return VK_SUCCESS;
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
+    if (d.fusion_errors.load(std::memory_order_acquire) != 0) {
+        const FusingQueues queues(d);
+        for (size_t i = 0; i < queues.size(); ++i) {
+            std::lock_guard lock(queues[i]->mutex());
+            if (VkResult r = queues[i]->take_error(); r != VK_SUCCESS) return r;
+        }
+    }
+    return count ? d.fusion->fences().failure(count, fences) : VK_SUCCESS;
 }
 
 void realize_fences(DeviceState& d, uint32_t count, const VkFence* fences) {

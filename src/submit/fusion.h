@@ -95,6 +95,12 @@ VkResult flush_queue(QueueState& q, FlushReason reason);
 // at, or the device waits). One atomic load when nothing is held.
 VkResult flush_device(DeviceState& d, FlushReason reason);
 
+// Before a wait or status query on the device (these fences, or none): the loss of the device,
+// an error a flush of the flusher's met that no call returned yet (taken: returned once), or
+// the error of a failed batch that held one of these fences; VK_SUCCESS if none. A few atomic
+// loads when there is none.
+VkResult fusion_error(DeviceState& d, uint32_t count = 0, const VkFence* fences = nullptr);
+
 // Fences answered from a timeline (batch_fences.h), for the fence entry points.
 // Makes these fences real (an empty submission with each, on its queue) where they are
 // answered from a timeline: before an export, or a wait that mixes them with others.

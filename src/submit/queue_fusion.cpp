@@ -66,7 +66,8 @@ bool QueueFusion::init() {
 
 uint64_t QueueFusion::completed_value() {
     uint64_t value = 0;
-    if (d_.fusion_counter_value(d_.device, timeline_, &value) != VK_SUCCESS) return 0;  // lost: nothing completes
+    if (watch_device_loss(d_, d_.fusion_counter_value(d_.device, timeline_, &value)) != VK_SUCCESS)
+        return 0;  // lost (or out of memory): nothing completes
     return value;
 }
 
@@ -89,7 +90,8 @@ void QueueFusion::recycle(uint64_t completed) {
     }
 }
 
-VkCommandBuffer QueueFusion::acquire_command_buffer() {
+VkCommandBuffer QueueFusion::acquire_command_buffer(VkResult* error) {
+    *error = VK_SUCCESS;
     if (free_.empty() && !in_flight_.empty()) recycle(completed_value());
     if (!free_.empty()) {
         VkCommandBuffer cb = free_.back();
@@ -101,9 +103,9 @@ VkCommandBuffer QueueFusion::acquire_command_buffer() {
     info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     info.commandBufferCount = 1;
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    if (d_.dispatch.AllocateCommandBuffers(d_.device, &info, &cb) != VK_SUCCESS) return VK_NULL_HANDLE;
+    if ((*error = d_.dispatch.AllocateCommandBuffers(d_.device, &info, &cb)) != VK_SUCCESS) return VK_NULL_HANDLE;
     // A dispatchable handle the loader did not make: give it the device's dispatch pointer.
-    if (d_.set_loader_data && d_.set_loader_data(d_.device, cb) != VK_SUCCESS) {
+    if (d_.set_loader_data && (*error = d_.set_loader_data(d_.device, cb)) != VK_SUCCESS) {
         d_.dispatch.FreeCommandBuffers(d_.device, pool_, 1, &cb);
         return VK_NULL_HANDLE;
     }
@@ -223,13 +225,13 @@ void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBu
 VkResult QueueFusion::wait_idle() { return d_.dispatch.QueueWaitIdle(q_.queue); }
 
 VkResult QueueFusion::signal_fence(VkFence fence) {
+    if (d_.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     TrackedSubmission tracked(&q_, fence);
     VkResult r = d_.dispatch.QueueSubmit(q_.queue, 0, nullptr, tracked.fence());
     tracked.end(r);
     d_.stats.add(Counter::DriverSubmits);
     d_.stats.add(Counter::FenceSubmits);
-    if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
-    return r;
+    return watch_device_loss(d_, r);
 }
 
 VkResult QueueFusion::submit_app_command_buffers(const Pending& b) {
@@ -274,8 +276,8 @@ void QueueFusion::submitted(VkCommandBuffer cb, uint64_t value, VkResult result,
         }
         submitted_.store(value, std::memory_order_release);
         in_flight_.push_back({cb, value});
-    } else if (result == VK_ERROR_DEVICE_LOST) {
-        lost_ = result;
+    } else {
+        watch_device_loss(d_, result);
     }
 }
 
@@ -331,6 +333,11 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
     TrackedSubmission tracked(&q_, fence);
     FuseTrace* t = tracer();
     const uint64_t busy = t ? in_flight() : 0;
+    // (A counter read since the submission's first look may have found the device lost.)
+    if (d_.lost.load(std::memory_order_acquire)) {
+        tracked.end(VK_ERROR_DEVICE_LOST);
+        return VK_ERROR_DEVICE_LOST;
+    }
     const uint64_t start = now_ns();
     VkResult r = next(q_.queue, count, copy, tracked.fence());
     tracked.end(r);
@@ -339,17 +346,17 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
     return r;
 }
 
-VkCommandBuffer QueueFusion::record_alone(const CommandBufferState& cb) {
+VkCommandBuffer QueueFusion::record_alone(const CommandBufferState& cb, VkResult* error) {
     const VkLayerDispatchTable& d = d_.dispatch;
-    VkCommandBuffer ours = acquire_command_buffer();
+    VkCommandBuffer ours = acquire_command_buffer(error);
     if (!ours) return VK_NULL_HANDLE;
     // Its own begin info: usage and pNext (device group masks) as the application recorded it.
-    if (d.BeginCommandBuffer(ours, cb.capture->begin_info()) != VK_SUCCESS) {
+    if ((*error = d.BeginCommandBuffer(ours, cb.capture->begin_info())) != VK_SUCCESS) {
         free_.push_back(ours);
         return VK_NULL_HANDLE;
     }
     cb.capture->replay(d, ours);
-    if (d.EndCommandBuffer(ours) != VK_SUCCESS) {
+    if ((*error = d.EndCommandBuffer(ours)) != VK_SUCCESS) {
         d.ResetCommandBuffer(ours, 0);
         free_.push_back(ours);
         return VK_NULL_HANDLE;
@@ -402,11 +409,8 @@ VkResult QueueFusion::submit_replayed_as(uint32_t count, const Info* submits, Vk
         for (Entry& e : lists[i]) {
             const CommandBufferState* cb = find_command_buffer(handle_of(e));
             if (!cb || !cb->lazy) continue;
-            const VkCommandBuffer replayed = record_alone(*cb);
-            if (!replayed) {
-                r = VK_ERROR_OUT_OF_HOST_MEMORY;
-                break;
-            }
+            const VkCommandBuffer replayed = record_alone(*cb, &r);
+            if (!replayed) break;
             ours.push_back(replayed);
             set_handle(e, replayed);
         }
@@ -414,6 +418,8 @@ VkResult QueueFusion::submit_replayed_as(uint32_t count, const Info* submits, Vk
     }
     const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     const TimelineSignal signal(timeline_, value);
+    // (Recording ours read the queue's counter, which may have found the device lost.)
+    if (r == VK_SUCCESS && d_.lost.load(std::memory_order_acquire)) r = VK_ERROR_DEVICE_LOST;
     if (r == VK_SUCCESS) {
         infos.emplace_back();
         timeline_only(infos.back(), signal.values, timeline_, signal.info);
@@ -457,11 +463,13 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits
 VkResult QueueFusion::flush(FlushReason reason) {
     VkResult first = VK_SUCCESS;
     while (!sealed_.empty()) {
+        if (d_.lost.load(std::memory_order_acquire)) return abandon_all();
         const Pending b = std::move(sealed_.front());
         sealed_.pop_front();
         const VkResult r = flush_one(b, FlushReason::Full);
         if (r != VK_SUCCESS && first == VK_SUCCESS) first = r;
     }
+    if (d_.lost.load(std::memory_order_acquire)) return abandon_all();
     if (!open_.cbs.empty()) {
         const Pending b = std::move(open_);
         open_ = Pending{};
@@ -474,8 +482,8 @@ VkResult QueueFusion::flush(FlushReason reason) {
 }
 
 VkResult QueueFusion::flush_one(const Pending& b, FlushReason reason) {
-    const VkCommandBuffer cb = acquire_command_buffer();
-    VkResult recorded = VK_ERROR_OUT_OF_HOST_MEMORY;
+    VkResult recorded;
+    const VkCommandBuffer cb = acquire_command_buffer(&recorded);
     if (cb) recorded = record(b, cb);
     else
         for (const CommandBufferState* state : b.cbs) state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
@@ -487,8 +495,13 @@ bool QueueFusion::flusher_turn(uint64_t max_defer_ns, uint64_t* wake_at, uint64_
     Pending b;
     FlushReason why = FlushReason::Full;
     VkCommandBuffer cb = VK_NULL_HANDLE;
+    VkResult recorded = VK_SUCCESS;
     {
         std::lock_guard lock(mutex_);
+        if (d_.lost.load(std::memory_order_acquire)) {
+            abandon_all();  // the loss is returned by the queue's next submission or wait
+            return false;
+        }
         if (!sealed_.empty()) {
             b = std::move(sealed_.front());
             sealed_.pop_front();
@@ -508,10 +521,9 @@ bool QueueFusion::flusher_turn(uint64_t max_defer_ns, uint64_t* wake_at, uint64_
             return false;
         }
         recording_ = &b;
-        cb = acquire_command_buffer();
+        cb = acquire_command_buffer(&recorded);
     }
     // Recorded holding only record_mutex(): submissions join the next batch meanwhile.
-    VkResult recorded = VK_ERROR_OUT_OF_HOST_MEMORY;
     if (cb) recorded = record(b, cb);
     else
         for (const CommandBufferState* state : b.cbs) state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
@@ -531,7 +543,8 @@ VkResult QueueFusion::submit_recorded(const Pending& b, VkCommandBuffer batch, V
     FuseTrace* t = tracer();
     const uint64_t busy = t ? in_flight() : 0;
     const uint64_t waited = t ? now_ns() - b.opened_ns : 0;
-    VkResult r = recorded;
+    // A loss another thread met since the batch was taken: nothing more reaches the driver.
+    VkResult r = recorded == VK_SUCCESS && d_.lost.load(std::memory_order_acquire) ? VK_ERROR_DEVICE_LOST : recorded;
     const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     if (r == VK_SUCCESS) {
         VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
@@ -567,15 +580,13 @@ VkResult QueueFusion::submit_recorded(const Pending& b, VkCommandBuffer batch, V
         if (r != VK_ERROR_DEVICE_LOST && b.lazy == 0) {
             log(LogLevel::Warn, "a fused batch failed (%d); submitting its %zu command buffers as they are", int(r),
                 b.cbs.size());
-            r = submit_app_command_buffers(b);
-            if (r == VK_ERROR_DEVICE_LOST) lost_ = r;
+            r = watch_device_loss(d_, submit_app_command_buffers(b));
         } else if (r != VK_ERROR_DEVICE_LOST) {
             // Lazily recorded: only the batch had them. The error reaches the application
-            // (from this call or its next submission or wait); its fences still signal, so
-            // nothing waits forever.
+            // (from this call or its next submission or wait, and from every wait on the
+            // batch's fences, so that nothing waits forever).
             log(LogLevel::Error, "a fused batch failed (%d): the work of %zu command buffers was not submitted",
                 int(r), b.cbs.size());
-            if (!b.fences.empty()) signal_fence(b.fences.back());
         }
     }
     // The batch carried its last fence; each earlier one is answered from the timeline
@@ -583,6 +594,12 @@ VkResult QueueFusion::submit_recorded(const Pending& b, VkCommandBuffer batch, V
     // submission after it (it signals once all work submitted before it has completed).
     const bool batched = r == VK_SUCCESS && !in_flight_.empty() && in_flight_.back().cb == batch && batch;
     BatchFences* answers = d_.fusion ? &d_.fusion->fences() : nullptr;
+    if (r != VK_SUCCESS) {
+        // Its work never ran: waits on its fences return the error (batch_fences.h).
+        fail_fences(b, r);
+        done_with(b);
+        return r;
+    }
     for (size_t i = 0; i + 1 < b.fences.size(); ++i) {
         if (batched && answers && !answers->exportable(b.fences[i])) {
             answers->answer_later({b.fences[i], this, timeline_, value});
@@ -609,14 +626,42 @@ bool QueueFusion::holds_any(uint32_t count, const VkFence* fences) const {
 }
 
 VkResult QueueFusion::take_error() {
-    if (lost_ != VK_SUCCESS) return lost_;
+    if (d_.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     VkResult r = pending_error_;
+    if (r != VK_SUCCESS) d_.fusion_errors.fetch_sub(1, std::memory_order_acq_rel);
     pending_error_ = VK_SUCCESS;
     return r;
 }
 
 void QueueFusion::keep_error(VkResult result) {
-    if (result < 0 && pending_error_ == VK_SUCCESS) pending_error_ = result;
+    // (A loss stays in DeviceState::lost.)
+    if (result >= 0 || result == VK_ERROR_DEVICE_LOST || pending_error_ != VK_SUCCESS) return;
+    pending_error_ = result;
+    d_.fusion_errors.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void QueueFusion::fail_fences(const Pending& b, VkResult error) {
+    if (!d_.fusion) return;
+    for (VkFence fence : b.fences) d_.fusion->fences().fail(fence, error);
+}
+
+VkResult QueueFusion::abandon_all() {
+    // The device is lost: what is held never reaches the driver, and waits on its fences
+    // return the loss.
+    auto abandon = [&](const Pending& b) {
+        for (const CommandBufferState* state : b.cbs) state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
+        fail_fences(b, VK_ERROR_DEVICE_LOST);
+        done_with(b);
+    };
+    while (!sealed_.empty()) {
+        abandon(sealed_.front());
+        sealed_.pop_front();
+    }
+    if (!open_.cbs.empty()) {
+        abandon(open_);
+        open_ = Pending{};
+    }
+    return VK_ERROR_DEVICE_LOST;
 }
 
 }  // namespace slipstream::submit

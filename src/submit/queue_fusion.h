@@ -102,7 +102,7 @@ public:
     // Submissions of ours (batches and direct ones) not yet complete (one counter read).
     uint64_t in_flight();
     // The first error a flush met that no caller has returned yet (VK_SUCCESS if none); device
-    // loss stays.
+    // loss (DeviceState::lost) stays.
     VkResult take_error();
     // Records the error of a flush the caller cannot return (the deadline flusher).
     void keep_error(VkResult result);
@@ -164,8 +164,13 @@ private:
     // history allows (capture/barrier_narrowing.h, narrowing.md): record_mutex() held.
     void replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb);
     // A lazily recorded command buffer replayed into one of ours, ended; null on failure.
-    VkCommandBuffer record_alone(const CommandBufferState& cb);
-    VkCommandBuffer acquire_command_buffer();
+    VkCommandBuffer record_alone(const CommandBufferState& cb, VkResult* error);
+    // One of ours, ready to begin; null with the driver's error in *error.
+    VkCommandBuffer acquire_command_buffer(VkResult* error);
+    // A batch that will never reach the GPU: waits on its fences return `error`.
+    void fail_fences(const Pending& b, VkResult error);
+    // The device is lost: every batch held is dropped (its fences failed). Returns the loss.
+    VkResult abandon_all();
     // VK_SLIPSTREAM_FUSE_TRACE's record, or null; one line of it.
     FuseTrace* tracer() const;
     void trace(FuseTrace& t, TraceEvent event, FlushReason reason, uint32_t cbs, uint32_t ops, uint64_t waited_ns,
@@ -203,8 +208,7 @@ private:
     std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured
     uint64_t probe_value_ = 0;                     // a submission made on an idle GPU ...
     uint64_t probe_start_ns_ = 0;                  // ... and when it was made
-    VkResult pending_error_ = VK_SUCCESS;
-    VkResult lost_ = VK_SUCCESS;
+    VkResult pending_error_ = VK_SUCCESS;  // counted in DeviceState::fusion_errors
 };
 
 }  // namespace slipstream::submit

@@ -6,13 +6,18 @@ namespace slipstream {
 
 namespace {
 // Work fusion holds back is submitted before anything observes completion (FUSION.md rule 3).
+// Then errors fusion holds for the application come first (submit::fusion_error).
 inline VkResult flush_for_observer(DeviceState& d) {
-    return d.fusion ? submit::flush_device(d, submit::FlushReason::Observe) : VK_SUCCESS;
+    if (!d.fusion) return VK_SUCCESS;
+    if (VkResult e = submit::flush_device(d, submit::FlushReason::Observe); e < 0) return e;
+    return submit::fusion_error(d);
 }
 // ... for fences, only the batches that carry them: a wait on an older fence (a ring of
 // command buffers coming round) lets the open batch grow.
 inline VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
-    return d.fusion ? submit::flush_for_fences(d, count, fences) : VK_SUCCESS;
+    if (!d.fusion) return VK_SUCCESS;
+    if (VkResult e = submit::flush_for_fences(d, count, fences); e < 0) return e;
+    return submit::fusion_error(d, count, fences);
 }
 
 // Polls `poll` for up to the site's budget, then calls `block(remaining timeout)`.
@@ -173,6 +178,7 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
     d.stats.add(Counter::SemaphoreWaits);
     // No flush: a batch of ours never signals the application's semaphores (a submission that
     // does is passed through after the open batch), so none can be waiting for one.
+    if (VkResult e = submit::fusion_error(d); e < 0) return e;
     auto block = [&](uint64_t t) { return next_wait(d.device, info, t); };
     // The core command where the device has it, else the extension's (a 1.1 application
     // with VK_KHR_timeline_semaphore); the dispatch table is null where the device has none.
@@ -198,8 +204,12 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
 VkResult queue_wait_idle(QueueState& q) {
     DeviceState& d = *q.device;
     d.stats.add(Counter::QueueWaitIdles);
-    if (d.fusion)
+    if (d.fusion) {
         if (VkResult e = submit::flush_queue(q, submit::FlushReason::Observe); e < 0) return e;
+        if (VkResult e = submit::fusion_error(d); e < 0) return e;
+    }
+    // Nothing more reaches a lost device (the idle tracker's empty fenced submission included).
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     const submit::IdleWaitHold hold(q);
     if (!d.idle) return d.dispatch.QueueWaitIdle(q.queue);
     IdleTracker& t = *d.idle;
@@ -235,6 +245,7 @@ VkResult queue_wait_idle(QueueState& q) {
 VkResult device_wait_idle(DeviceState& d) {
     d.stats.add(Counter::DeviceWaitIdles);
     if (VkResult e = flush_for_observer(d); e < 0) return e;
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     if (d.fusion) submit::note_device_wait(d);
     const submit::IdleWaitHold hold(d);
     if (!d.idle) return d.dispatch.DeviceWaitIdle(d.device);

@@ -211,8 +211,11 @@ def main():
             capture = (f"{{ slipstream::capture::{capture_fns[name]}(*s.capture, {cid}"
                        f"{''.join(', ' + a for a in cmd['args'][1:])}); if (s.lazy) return; }}")
         else:
-            # Stopping the capture of a lazily recorded command buffer records it natively.
-            capture = f"s.capture->stop({cid});"
+            # Stopping the capture of a lazily recorded command buffer records it natively;
+            # one that stays lazy then is one whose native begin failed (capture_control.h):
+            # the driver, which never began it, gets nothing more.
+            dropped = "return;" if ret == "void" else "return s.native_error;"
+            capture = f"{{ s.capture->stop({cid}); if (s.lazy) {dropped} }}"
         # Cached readback's deferred binds (gen_buffer_uses.py): a command that can name a
         # buffer resolves first, one branch while nothing is deferred or moved.
         watch = (f"    if (s.device->buffer_watch.load(std::memory_order_relaxed)) "

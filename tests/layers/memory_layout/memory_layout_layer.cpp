@@ -42,8 +42,11 @@
 #include <vector>
 
 #include "memory_layouts.h"
+#include "test_layer.h"
 
 namespace {
+
+using namespace slipstream::test_layer;
 
 constexpr const char* kLayerName = "VK_LAYER_SLIPSTREAM_test_memory_layout";
 
@@ -57,10 +60,6 @@ constexpr VkMemoryPropertyFlags kSpecialReal = VK_MEMORY_PROPERTY_PROTECTED_BIT 
                                                VK_MEMORY_PROPERTY_DEVICE_COHERENT_BIT_AMD |
                                                VK_MEMORY_PROPERTY_DEVICE_UNCACHED_BIT_AMD;
 
-template <typename T>
-void* key_of(T dispatchable) {
-    return *reinterpret_cast<void**>(dispatchable);  // the loader's dispatch table pointer
-}
 
 // One line on stderr, prefixed with the layer's name.
 __attribute__((format(printf, 1, 2))) void message(const char* fmt, ...) {
@@ -330,12 +329,7 @@ void write_report_locked() {
     append_object(json, "failed_by_type", g_counters.failed, types);
     append_object(json, "peak_bytes_by_heap", g_counters.peak_by_heap, heaps, true);
     json += "}\n";
-    // Write then rename, so a reader never sees half a report.
-    const std::string tmp = g_config.report_path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    if (f) ok = (std::fclose(f) == 0) && ok;
-    if (!ok || std::rename(tmp.c_str(), g_config.report_path.c_str()) != 0)
+    if (!write_whole_file(g_config.report_path, json))
         message("cannot write the report to '%s'", g_config.report_path.c_str());
 }
 
@@ -344,11 +338,8 @@ void write_report_locked() {
 VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* pCreateInfo,
                                               const VkAllocationCallbacks* pAllocator,
                                               VkInstance* pInstance) {
-    auto* link = static_cast<VkLayerInstanceCreateInfo*>(const_cast<void*>(pCreateInfo->pNext));
-    while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO &&
-                     link->function == VK_LAYER_LINK_INFO))
-        link = static_cast<VkLayerInstanceCreateInfo*>(const_cast<void*>(link->pNext));
-    if (!link || !link->u.pLayerInfo) return VK_ERROR_INITIALIZATION_FAILED;
+    auto* link = chain_link<VkLayerInstanceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
+    if (!link) return VK_ERROR_INITIALIZATION_FAILED;
     PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;  // the next layer finds its own link
 
@@ -445,11 +436,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice,
                                             const VkDeviceCreateInfo* pCreateInfo,
                                             const VkAllocationCallbacks* pAllocator, VkDevice* pDevice) {
     InstanceState* instance = instance_state(key_of(physicalDevice));
-    auto* link = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(pCreateInfo->pNext));
-    while (link && !(link->sType == VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO &&
-                     link->function == VK_LAYER_LINK_INFO))
-        link = static_cast<VkLayerDeviceCreateInfo*>(const_cast<void*>(link->pNext));
-    if (!instance || !link || !link->u.pLayerInfo) return VK_ERROR_INITIALIZATION_FAILED;
+    auto* link = chain_link<VkLayerDeviceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
+    if (!instance || !link) return VK_ERROR_INITIALIZATION_FAILED;
     PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
     PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
@@ -662,11 +650,6 @@ VKAPI_ATTR void VKAPI_CALL GetDeviceImageMemoryRequirementsKHR(
 
 // ---- entry-point tables -------------------------------------------------------------------
 
-struct Hook {
-    const char* name;
-    PFN_vkVoidFunction function;
-};
-
 #define HOOK(name) {"vk" #name, reinterpret_cast<PFN_vkVoidFunction>(name)}
 
 const Hook kInstanceHooks[] = {
@@ -698,26 +681,15 @@ const Hook kDeviceHooks[] = {
 
 #undef HOOK
 
-template <size_t N>
-PFN_vkVoidFunction find_hook(const Hook (&hooks)[N], const char* name) {
-    for (const Hook& h : hooks)
-        if (std::strcmp(h.name, name) == 0) return h.function;
-    return nullptr;
-}
-
-// The loader gets these internal functions, never the exported symbols: inside this library a
-// call or address of an exported vkGetInstanceProcAddr may bind to the loader's own symbol of
-// that name (ELF interposition), which would skip this layer and re-enter the loader.
+// Internal functions for the loader (test_layer.h: negotiate).
 PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* pName) {
     if (std::strcmp(pName, "vkGetDeviceProcAddr") == 0)
         return reinterpret_cast<PFN_vkVoidFunction>(GetDeviceProcAddr);
     DeviceState* d = device ? device_state(key_of(device)) : nullptr;
     if (!d) return nullptr;
-    // A hook is returned only where the next layer has the command: an application must get
-    // NULL for commands of versions and extensions the device does not enable.
     PFN_vkVoidFunction next = d->next_gdpa(device, pName);
     PFN_vkVoidFunction hook = find_hook(kDeviceHooks, pName);
-    return next && hook ? hook : next;
+    return hook_or_next(hook, next);
 }
 
 PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* pName) {
@@ -732,7 +704,7 @@ PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const cha
     PFN_vkVoidFunction next = s->next_gipa(instance, pName);
     PFN_vkVoidFunction hook = find_hook(kInstanceHooks, pName);
     if (!hook) hook = find_hook(kDeviceHooks, pName);
-    return next && hook ? hook : next;
+    return hook_or_next(hook, next);
 }
 
 }  // namespace
@@ -749,15 +721,7 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instan
 
 VKAPI_ATTR VkResult VKAPI_CALL
 vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* pVersionStruct) {
-    if (!pVersionStruct || pVersionStruct->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT)
-        return VK_ERROR_INITIALIZATION_FAILED;
-    if (pVersionStruct->loaderLayerInterfaceVersion >= 2) {
-        pVersionStruct->pfnGetInstanceProcAddr = GetInstanceProcAddr;
-        pVersionStruct->pfnGetDeviceProcAddr = GetDeviceProcAddr;
-        pVersionStruct->pfnGetPhysicalDeviceProcAddr = nullptr;
-    }
-    if (pVersionStruct->loaderLayerInterfaceVersion > 2) pVersionStruct->loaderLayerInterfaceVersion = 2;
-    return VK_SUCCESS;
+    return negotiate(pVersionStruct, GetInstanceProcAddr, GetDeviceProcAddr);
 }
 
 }  // extern "C"
