@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 import slipstream_env  # noqa: E402
 
 LAYER_MODES = {
-    "layer": {},
+    "layer": {"VK_SLIPSTREAM_FUSE": "off"},  # the layer without fusion (fusion: the modes below)
     "fuse": {"VK_SLIPSTREAM_FUSE": "on"},
     # Batches held as long as the settings allow: what the application frees, resets or
     # destroys is then still in a batch of Slipstream's.

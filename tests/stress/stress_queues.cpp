@@ -18,12 +18,13 @@ int main(int argc, char** argv) {
     options.extras = {{"queues", 16, "queues per family at most"},
                       {"relays", 2, "cross-queue relays (two threads each)"},
                       {"stages", 200, "stages per relay"},
-                      {"gates", 1, "1: some submissions wait on timelines the host signals"}};
+                      {"gates", 1, "1: some submissions wait on timelines the host signals"},
+                      {"families", 0, "0: every family with compute; 1: the first only"}};
     return stress::run_program(argc, argv, "stress_queues", "queues", options,
                                [](const stress::Options& o, stress::Progress& progress) {
         vkapp::ContextOptions co;
         co.timeline_semaphores = true;
-        co.every_compute_family = true;
+        co.every_compute_family = o.extra("families") == 0;
         co.queue_count = uint32_t(o.extra("queues"));
         vkapp::Context ctx = vkapp::create_context("stress_queues", co);
         std::vector<std::unique_ptr<stress::AppQueue>> storage;
