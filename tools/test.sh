@@ -31,6 +31,7 @@ asan_env=(LD_PRELOAD="$keep_loaded"
           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 asan_ctest() { env "${asan_env[@]}" ctest --test-dir build-asan --output-on-failure -j"$jobs" "$@"; }
 junit=$PWD/build-asan/asan-tests.xml
+rm -f "$junit.retry"  # a retry's outcomes are this run's only
 # One retry, only of tests whose sole problem is LeakSanitizer's stop-the-world tracer crashing
 # on lavapipe's threads at exit ("Tracer caught signal 11"), which is not a finding; tools/
 # tracer_retry.py says which and why. Any other failure fails the stage at once.
