@@ -61,7 +61,10 @@ void record_natively(CommandBufferState& cb) {
     if (!cb.lazy || cb.native_error != VK_SUCCESS) return;
     make_native(&cb, *cb.capture);
     cb.capture->on_stop(nullptr, nullptr);
-    if (cb.native_error == VK_SUCCESS) cb.native_error = cb.device->dispatch.EndCommandBuffer(cb.handle);
+    // One still being recorded (submitted before vkEndCommandBuffer: a misuse) stays so, as
+    // the driver alone would have it.
+    if (cb.native_error == VK_SUCCESS && cb.capture->ended())
+        cb.native_error = cb.device->dispatch.EndCommandBuffer(cb.handle);
 }
 
 void end_capture(CommandBufferState& cb, VkResult result) {

@@ -20,7 +20,8 @@ namespace slipstream::capture {
 bool begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info);
 // A lazily recorded command buffer goes to a queue that does not fuse (fusion could not start
 // on it): the driver records it now, from its capture. (The application does not expect its
-// pool to be used here; this happens only where a queue's fusion failed for want of memory.)
+// pool to be used here; this happens only where a queue's fusion failed for want of memory,
+// or for misuse: see submit/fusion.cpp.) A command buffer not yet ended is left recording.
 void record_natively(CommandBufferState& cb);
 // vkEndCommandBuffer returned `result`: counts the command buffer as captured or not.
 void end_capture(CommandBufferState& cb, VkResult result);

@@ -1,5 +1,6 @@
 #include "submit/fusion.h"
 
+#include "capture/capture_control.h"
 #include "core/log.h"
 #include "core/object_state.h"
 #include "waits/spin_wait.h"
@@ -302,6 +303,18 @@ bool names_lazy(uint32_t count, const Info* submits) {
     return false;
 }
 
+// A lazily recorded command buffer submitted before vkEndCommandBuffer (a misuse) goes to the
+// driver as the application's own, recorded natively from its capture and still recording, as
+// the driver alone would get it; a replay of ours would be ended, and run what it holds.
+template <typename Info>
+void record_unended_natively(uint32_t count, const Info* submits) {
+    for (uint32_t i = 0; i < count; ++i)
+        for (uint32_t j = 0; j < command_buffer_count(submits[i]); ++j)
+            if (CommandBufferState* cb = find_command_buffer(command_buffer(submits[i], j));
+                cb && cb->lazy && !cb->capture->ended())
+                capture::record_natively(*cb);
+}
+
 // Small calls are the common case: their command buffers' states without a heap allocation.
 constexpr uint32_t kInlineStates = 16;
 
@@ -377,6 +390,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     count_passed(d.stats, why, cbs);
     take_record_lock();
     if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
+    record_unended_natively(count, submits);
     if (names_lazy(count, submits)) return f.submit_replayed(count, submits, fence, next);
     if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     TrackedSubmission tracked(&q, fence);

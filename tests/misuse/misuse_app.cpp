@@ -4,7 +4,9 @@
 // not crash, hang or change results where the driver alone does not.
 //
 //   misuse_app --list          the scenario names, one a line; "name racy[=twin]" where the
-//                              driver alone races (see maybe_let_the_work_finish)
+//                              driver alone races (see maybe_let_the_work_finish), "name
+//                              errs=twin" where a driver may return an error and the layer
+//                              may instead give the well-defined twin's outcome
 //   misuse_app <scenario>      runs it; prints exactly one "outcome: <text>" line
 //
 // The outcome is "checksum <hex>" (the data after the scenario's last wait: every scenario's
@@ -435,18 +437,20 @@ std::string buffer_other_device() {
 }
 
 // Command buffers of device A submitted to device B's queue, then freed (through A) before
-// anything waited for them.
-std::string command_buffer_other_device_freed(bool at_once) {
+// anything waited for them. (`own`: to A's queue, the well-defined twin: NVIDIA's driver alone
+// loses device B, while fused, B's queue runs replays of the captures in command buffers of B.)
+std::string command_buffer_other_device_freed(bool at_once, bool own = false) {
     Rig a = main_rig(0);
     Rig b = second_rig(a);
+    VkQueue queue = own ? a.ctx.queue : b.ctx.queue;
     std::vector<VkCommandBuffer> cbs = allocate(a, 4);
     for (uint32_t i = 0; i < 4; ++i) {
         record(a, cbs[i], 3 + 2 * i, 2);
-        NEED(submit(b.ctx.queue, cbs[i]));
+        NEED(submit(queue, cbs[i]));
     }
     maybe_let_the_work_finish(at_once, a);
     vkFreeCommandBuffers(a.ctx.device, a.pool, 4, cbs.data());
-    NEED(vkQueueWaitIdle(b.ctx.queue));
+    NEED(vkQueueWaitIdle(queue));
     std::string out = checksum(a);
     destroy_rig(b);
     destroy_rig(a);
@@ -562,7 +566,9 @@ struct Scenario {
     const char* name;
     std::function<std::string()> run;
     // The driver alone races (an "_at_once" scenario); and where lazy recording keeps the
-    // racing objects from the driver, the well-defined form the layer must then match.
+    // racing objects from the driver, the well-defined form the layer must then match. Not
+    // racy, a twin is the well-defined form the layer may give where the driver alone returns
+    // an error ("errs=twin").
     bool racy = false;
     const char* twin = nullptr;
 };
@@ -582,7 +588,9 @@ const std::vector<Scenario>& scenarios() {
         {"fence_other_device", fence_other_device},
         {"pipeline_other_device", pipeline_other_device},
         {"buffer_other_device", buffer_other_device},
-        {"command_buffer_other_device_freed", [] { return command_buffer_other_device_freed(false); }},
+        {"command_buffer_other_device_freed", [] { return command_buffer_other_device_freed(false); }, false,
+         "command_buffer_own_device_freed"},
+        {"command_buffer_own_device_freed", [] { return command_buffer_other_device_freed(false, true); }},
         {"command_buffer_other_device_freed_at_once", [] { return command_buffer_other_device_freed(true); }, true,
          "command_buffer_other_device_freed"},
         {"fence_destroyed_pending", [] { return fence_destroyed_pending(false); }},
@@ -605,7 +613,8 @@ const std::vector<Scenario>& scenarios() {
 int main(int argc, char** argv) {
     if (argc == 2 && std::strcmp(argv[1], "--list") == 0) {
         for (const Scenario& s : scenarios())
-            std::printf("%s%s%s%s\n", s.name, s.racy ? " racy" : "", s.twin ? "=" : "", s.twin ? s.twin : "");
+            std::printf("%s%s%s\n", s.name, s.racy ? " racy" : s.twin ? " errs" : "",
+                        s.twin ? (std::string("=") + s.twin).c_str() : "");
         return 0;
     }
     if (argc == 2)
