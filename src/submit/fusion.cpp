@@ -240,6 +240,10 @@ void start_queue(DeviceState& d, QueueState& q) {
         return;
     }
     d.fusing_queues.push_back(f.get());
+    {
+        std::lock_guard idle_lock(q.idle.mutex);
+        q.idle.timeline_tracked = true;
+    }
     q.fusion = std::move(f);
 }
 
@@ -292,15 +296,6 @@ void count_passed(DeviceStats& stats, PassReason why, uint64_t n) {
     case PassReason::OtherFamily: stats.add(Counter::PassedOtherFamily, n); break;
     case PassReason::LayoutsDestroyed: stats.add(Counter::PassedLayoutsDestroyed, n); break;
     }
-}
-
-template <typename Info>
-bool names_lazy(uint32_t count, const Info* submits) {
-    for (uint32_t i = 0; i < count; ++i)
-        for (uint32_t j = 0; j < command_buffer_count(submits[i]); ++j)
-            if (const CommandBufferState* cb = find_command_buffer(command_buffer(submits[i], j)); cb && cb->lazy)
-                return true;
-    return false;
 }
 
 // A lazily recorded command buffer submitted before vkEndCommandBuffer (a misuse) goes to the
@@ -391,13 +386,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     take_record_lock();
     if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
     record_unended_natively(count, submits);
-    if (names_lazy(count, submits)) return f.submit_replayed(count, submits, fence, next);
-    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
-    TrackedSubmission tracked(&q, fence);
-    VkResult r = next(q.queue, count, submits, tracked.fence());
-    tracked.end(r);
-    d.stats.add(Counter::DriverSubmits);
-    return r;
+    return f.submit_passed(count, submits, fence, next);
 }
 
 }  // namespace

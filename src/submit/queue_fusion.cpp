@@ -83,6 +83,16 @@ uint64_t QueueFusion::in_flight() {
     return done >= submitted ? 0 : submitted - done;
 }
 
+VkResult QueueFusion::poll_idle() {
+    if (untracked_work_) return VK_INCOMPLETE;
+    if (in_flight_.empty()) return VK_SUCCESS;
+    uint64_t done = 0;
+    if (VkResult r = watch_device_loss(d_, d_.fusion_counter_value(d_.device, timeline_, &done)); r != VK_SUCCESS)
+        return r;
+    recycle(done);
+    return done >= submitted_.load(std::memory_order_relaxed) ? VK_SUCCESS : VK_NOT_READY;
+}
+
 void QueueFusion::recycle(uint64_t completed) {
     while (!in_flight_.empty() && in_flight_.front().value <= completed) {
         if (in_flight_.front().cb) free_.push_back(in_flight_.front().cb);
@@ -282,22 +292,6 @@ void QueueFusion::submitted(VkCommandBuffer cb, uint64_t value, VkResult result,
 }
 
 namespace {
-// The classification allowed no pNext and no semaphores: the last submission of a copy of the
-// application's gets the queue's timeline signal.
-void add_signal(VkSubmitInfo& s, const VkTimelineSemaphoreSubmitInfo& values, const VkSemaphore& timeline,
-                const VkSemaphoreSubmitInfo&) {
-    s.pNext = &values;
-    s.signalSemaphoreCount = 1;
-    s.pSignalSemaphores = &timeline;
-}
-void add_signal(VkSubmitInfo2& s, const VkTimelineSemaphoreSubmitInfo&, const VkSemaphore&,
-                const VkSemaphoreSubmitInfo& signal) {
-    s.signalSemaphoreInfoCount = 1;
-    s.pSignalSemaphoreInfos = &signal;
-}
-}  // namespace
-
-namespace {
 // The queue's timeline signal of `value`, for either submit version (it points into itself).
 struct TimelineSignal {
     uint64_t value;
@@ -313,6 +307,39 @@ struct TimelineSignal {
     TimelineSignal(const TimelineSignal&) = delete;
     TimelineSignal& operator=(const TimelineSignal&) = delete;
 };
+
+// The queue's timeline signal added to the last batch of a submission, with what it points at.
+// A VkSubmitInfo's pNext chain may index its semaphores (device group indices, D3D12 fence
+// values) or carry timeline values of its own: one with a chain is left as it is (false: the
+// caller adds a batch of its own after it, whose signal covers everything before it as well).
+struct SignalAdded {
+    std::vector<VkSemaphore> semaphores;
+    std::vector<uint64_t> values;
+    std::vector<VkSemaphoreSubmitInfo> infos;
+    VkTimelineSemaphoreSubmitInfo timeline_values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+};
+bool add_signal(VkSubmitInfo& s, SignalAdded& a, const TimelineSignal& signal) {
+    if (s.pNext) return false;
+    // Without a chain every semaphore of the batch is binary: their values are ignored, and
+    // no wait value is needed.
+    a.semaphores.assign(s.pSignalSemaphores, s.pSignalSemaphores + s.signalSemaphoreCount);
+    a.semaphores.push_back(signal.info.semaphore);
+    a.values.assign(s.signalSemaphoreCount, 0);
+    a.values.push_back(signal.value);
+    a.timeline_values.signalSemaphoreValueCount = uint32_t(a.values.size());
+    a.timeline_values.pSignalSemaphoreValues = a.values.data();
+    s.pNext = &a.timeline_values;
+    s.signalSemaphoreCount = uint32_t(a.semaphores.size());
+    s.pSignalSemaphores = a.semaphores.data();
+    return true;
+}
+bool add_signal(VkSubmitInfo2& s, SignalAdded& a, const TimelineSignal& signal) {
+    a.infos.assign(s.pSignalSemaphoreInfos, s.pSignalSemaphoreInfos + s.signalSemaphoreInfoCount);
+    a.infos.push_back(signal.info);
+    s.signalSemaphoreInfoCount = uint32_t(a.infos.size());
+    s.pSignalSemaphoreInfos = a.infos.data();
+    return true;
+}
 }  // namespace
 
 template <typename Info, typename Next>
@@ -329,7 +356,8 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
     } else {
         std::copy(submits, submits + count, small);
     }
-    add_signal(copy[count - 1], signal.values, timeline_, signal.info);
+    SignalAdded added;
+    add_signal(copy[count - 1], added, signal);  // (the classification allowed no pNext)
     TrackedSubmission tracked(&q_, fence);
     FuseTrace* t = tracer();
     const uint64_t busy = t ? in_flight() : 0;
@@ -396,7 +424,7 @@ void timeline_only(VkSubmitInfo2& s, const VkTimelineSemaphoreSubmitInfo&, const
 }  // namespace
 
 template <typename Info, typename Next>
-VkResult QueueFusion::submit_replayed_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
+VkResult QueueFusion::submit_passed_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
     using Entry = std::remove_const_t<std::remove_pointer_t<decltype(command_buffers_of(submits[0], nullptr))>>;
     std::vector<Info> infos(submits, submits + count);
     std::vector<std::vector<Entry>> lists(count);
@@ -420,12 +448,15 @@ VkResult QueueFusion::submit_replayed_as(uint32_t count, const Info* submits, Vk
     const TimelineSignal signal(timeline_, value);
     // (Recording ours read the queue's counter, which may have found the device lost.)
     if (r == VK_SUCCESS && d_.lost.load(std::memory_order_acquire)) r = VK_ERROR_DEVICE_LOST;
+    SignalAdded added;
     if (r == VK_SUCCESS) {
-        infos.emplace_back();
-        timeline_only(infos.back(), signal.values, timeline_, signal.info);
+        if (count == 0 || !add_signal(infos.back(), added, signal)) {
+            infos.emplace_back();
+            timeline_only(infos.back(), signal.values, timeline_, signal.info);
+        }
         TrackedSubmission tracked(&q_, fence);
         const uint64_t start = now_ns();
-        r = next(q_.queue, count + 1, infos.data(), tracked.fence());
+        r = next(q_.queue, uint32_t(infos.size()), infos.data(), tracked.fence());
         tracked.end(r);
         if (r == VK_SUCCESS) {
             // Ours are recycled once the timeline passes `value`.
@@ -442,13 +473,13 @@ VkResult QueueFusion::submit_replayed_as(uint32_t count, const Info* submits, Vk
     return r;
 }
 
-VkResult QueueFusion::submit_replayed(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
-    return submit_replayed_as(count, submits, fence, next);
+VkResult QueueFusion::submit_passed(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
+    return submit_passed_as(count, submits, fence, next);
 }
 
-VkResult QueueFusion::submit_replayed(uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
+VkResult QueueFusion::submit_passed(uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
                                       PFN_vkQueueSubmit2 next) {
-    return submit_replayed_as(count, submits, fence, next);
+    return submit_passed_as(count, submits, fence, next);
 }
 
 VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {

@@ -90,17 +90,27 @@ public:
     // whether the GPU is still busy with them.
     VkResult submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
     VkResult submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
-    // A submission that is passed through but names lazily recorded command buffers: each of
-    // those is replayed into a command buffer of ours in its place, and one more submission
-    // after the application's signals the queue's timeline (ours are recycled once it passes).
-    VkResult submit_replayed(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
-    VkResult submit_replayed(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
+    // A submission passed through, after everything held: each lazily recorded command buffer
+    // it names is replayed into a command buffer of ours in its place, and its last batch (or
+    // one more after it) signals the queue's timeline, as every submission to a fusing queue
+    // does (ours are recycled once it passes).
+    VkResult submit_passed(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
+    VkResult submit_passed(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
     // vkQueueWaitIdle on the queue (vkDestroyDevice only: it blocks under the lock).
     VkResult wait_idle();
     // An empty submission with `fence`: it signals once everything submitted so far is done.
     VkResult signal_fence(VkFence fence);
     // Submissions of ours (batches and direct ones) not yet complete (one counter read).
     uint64_t in_flight();
+    // The queue's idleness, for the application's idle waits (waits/waits.cpp): every
+    // submission to a fusing queue signals its timeline, so VK_SUCCESS once the timeline has
+    // reached the newest one (one counter read, no fence of ours), VK_NOT_READY before;
+    // VK_INCOMPLETE while the queue holds work the timeline does not follow (sparse binding,
+    // present) that no idle wait of the driver's has covered since; or the driver's error.
+    VkResult poll_idle();
+    void note_untracked_work() { untracked_work_ = true; }
+    // A driver's idle wait on the queue (or the device) returned.
+    void note_driver_idle() { untracked_work_ = false; }
     // The first error a flush met that no caller has returned yet (VK_SUCCESS if none); device
     // loss (DeviceState::lost) stays.
     VkResult take_error();
@@ -156,7 +166,7 @@ private:
     template <typename Info, typename Next>
     VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next);
     template <typename Info, typename Next>
-    VkResult submit_replayed_as(uint32_t count, const Info* submits, VkFence fence, Next next);
+    VkResult submit_passed_as(uint32_t count, const Info* submits, VkFence fence, Next next);
     // Whether the fuse barrier in front of `state` in the batch being recorded may be left out
     // (capture/barrier_elision.h): record_mutex() held.
     bool elide_fuse_barrier(const CommandBufferState& state);
@@ -209,6 +219,7 @@ private:
     uint64_t probe_value_ = 0;                     // a submission made on an idle GPU ...
     uint64_t probe_start_ns_ = 0;                  // ... and when it was made
     VkResult pending_error_ = VK_SUCCESS;  // counted in DeviceState::fusion_errors
+    bool untracked_work_ = false;          // poll_idle
 };
 
 }  // namespace slipstream::submit

@@ -1,5 +1,7 @@
 #include "waits/waits.h"
 
+#include "submit/queue_fusion.h"
+
 #include <algorithm>
 
 namespace slipstream {
@@ -201,6 +203,45 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
     return spin_then_block(d, d.semaphore_spin, timeout, poll, block);
 }
 
+namespace {
+// A fusing queue's idleness, its lock held (IdleWaitHold): its timeline says when all of its
+// work completed (QueueFusion::poll_idle), one counter read. An application fence that rode
+// on its newest submission and was seen signaled says so too (the idle tracker; no fence of
+// ours is attached on a fusing queue): it may signal a moment before the timeline signal of
+// the same submission does.
+VkResult poll_fusing_queue(QueueState& q) {
+    const VkResult r = q.fusion->poll_idle();
+    if (r != VK_NOT_READY) return r;
+    std::lock_guard lock(q.idle.mutex);
+    return q.idle.activity == QueueActivity::Idle ? VK_SUCCESS : VK_NOT_READY;
+}
+
+// The driver waited for the queue to be idle.
+void driver_idle(IdleTracker& t, QueueState& q) {
+    if (q.fusion) q.fusion->note_driver_idle();
+    std::lock_guard lock(q.idle.mutex);
+    t.mark_idle(q.idle);
+}
+
+// A fusing queue's idle wait: a queue already idle costs one counter read, a busy one is spun
+// on before the driver's wait.
+VkResult fusing_queue_wait_idle(QueueState& q) {
+    DeviceState& d = *q.device;
+    auto poll = [&] { return poll_fusing_queue(q); };
+    const VkResult first = poll();
+    if (first == VK_SUCCESS) {
+        d.stats.add(Counter::IdleShortcuts);
+        return VK_SUCCESS;
+    }
+    if (first < 0) return first;
+    auto block = [&](uint64_t) { return d.dispatch.QueueWaitIdle(q.queue); };
+    const VkResult r =
+        first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
+    if (r == VK_SUCCESS) driver_idle(*d.idle, q);
+    return r;
+}
+}  // namespace
+
 VkResult queue_wait_idle(QueueState& q) {
     DeviceState& d = *q.device;
     d.stats.add(Counter::QueueWaitIdles);
@@ -212,6 +253,7 @@ VkResult queue_wait_idle(QueueState& q) {
     if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     const submit::IdleWaitHold hold(q);
     if (!d.idle) return d.dispatch.QueueWaitIdle(q.queue);
+    if (q.fusion) return fusing_queue_wait_idle(q);
     IdleTracker& t = *d.idle;
     {
         std::lock_guard lock(q.idle.mutex);
@@ -235,10 +277,7 @@ VkResult queue_wait_idle(QueueState& q) {
     };
     auto block = [&](uint64_t) { return d.dispatch.QueueWaitIdle(q.queue); };
     VkResult r = spin ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
-    if (r == VK_SUCCESS) {
-        std::lock_guard lock(q.idle.mutex);
-        t.mark_idle(q.idle);
-    }
+    if (r == VK_SUCCESS) driver_idle(t, q);
     return r;
 }
 
@@ -255,7 +294,10 @@ VkResult device_wait_idle(DeviceState& d) {
         std::lock_guard lock(d.mutex);
         queues = d.queues;
     }
+    // Fusing queues (their locks held) are followed through their timelines, the others
+    // through the idle tracker.
     for (QueueState* q : queues) {
+        if (q->fusion) continue;
         std::lock_guard lock(q->idle.mutex);
         t.note_idle_wait(q->idle);
         if (q->idle.activity == QueueActivity::Busy) t.fence_busy_queue(q->idle, q->queue);
@@ -263,9 +305,14 @@ VkResult device_wait_idle(DeviceState& d) {
     auto poll = [&]() -> VkResult {
         VkResult result = VK_SUCCESS;
         for (QueueState* q : queues) {
-            VkResult error;
-            const QueueActivity a = t.poll(q->idle, &error);
-            const VkResult r = as_poll_result(a, error);
+            VkResult r;
+            if (q->fusion) {
+                r = poll_fusing_queue(*q);
+            } else {
+                VkResult error;
+                const QueueActivity a = t.poll(q->idle, &error);
+                r = as_poll_result(a, error);
+            }
             if (r != VK_SUCCESS && r != VK_NOT_READY) return r;  // an error, or a queue the layer cannot follow
             if (r == VK_NOT_READY) result = r;
         }
@@ -280,10 +327,7 @@ VkResult device_wait_idle(DeviceState& d) {
     auto block = [&](uint64_t) { return d.dispatch.DeviceWaitIdle(d.device); };
     VkResult r = first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
     if (r == VK_SUCCESS) {
-        for (QueueState* q : queues) {
-            std::lock_guard lock(q->idle.mutex);
-            t.mark_idle(q->idle);
-        }
+        for (QueueState* q : queues) driver_idle(t, *q);
     }
     return r;
 }
@@ -291,6 +335,8 @@ VkResult device_wait_idle(DeviceState& d) {
 VkResult observe_device(DeviceState& d) { return flush_for_observer(d); }
 
 void note_untracked_queue_work(QueueState& q) {
+    // (A fusing queue's lock is held: FlushedQueue.)
+    if (q.fusion) q.fusion->note_untracked_work();
     if (!q.device->idle) return;
     std::lock_guard lock(q.idle.mutex);
     q.device->idle->mark_unknown(q.idle);

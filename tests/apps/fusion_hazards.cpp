@@ -760,7 +760,7 @@ Outcome push(Rig& rig) {
 // --- two_queues ----------------------------------------------------------------------------------
 
 // One submission of one command buffer, waiting for and signalling at most one semaphore each
-// (timeline values are ignored for binary semaphores).
+// (a value of 0: a binary semaphore).
 struct Sync {
     VkSemaphore wait = VK_NULL_HANDLE;
     uint64_t wait_value = 0;
@@ -776,7 +776,9 @@ void submit_sync(VkQueue queue, VkCommandBuffer cb, const Sync& s, VkFence fence
     ts.signalSemaphoreValueCount = s.signal ? 1 : 0;
     ts.pSignalSemaphoreValues = &s.signal_value;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.pNext = s.wait || s.signal ? &ts : nullptr;  // plain submissions stay plain (fusable)
+    // Plain submissions stay plain (fusable); binary handoffs carry no timeline values either
+    // (their VkSubmitInfo without a pNext chain, as binary-only applications write them).
+    si.pNext = s.wait_value || s.signal_value ? &ts : nullptr;
     si.waitSemaphoreCount = s.wait ? 1 : 0;
     si.pWaitSemaphores = &s.wait;
     si.pWaitDstStageMask = &wait_stage;
@@ -800,7 +802,7 @@ Outcome two_queues(Rig& rig) {
     vkapp::Buffer data = create_shared_buffer(rig, kBytes, kDeviceUsage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     vkapp::Buffer upload = vkapp::create_buffer(ctx, kBytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, suite::kHostMemory);
     vkapp::Buffer readback =
-        create_shared_buffer(rig, kBytes * (rounds + 1), VK_BUFFER_USAGE_TRANSFER_DST_BIT, suite::kHostMemory);
+        create_shared_buffer(rig, kBytes * (rounds + 2), VK_BUFFER_USAGE_TRANSFER_DST_BIT, suite::kHostMemory);
     std::vector<uint32_t> cpu(kN);
     fill_random(cpu, 0x2a0e0e5ull);
     std::memcpy(upload.mapped, cpu.data(), kBytes);
@@ -875,15 +877,20 @@ Outcome two_queues(Rig& rig) {
     wi.pSemaphores = &timeline;
     wi.pValues = &last;
     VK_CHECK(vkWaitSemaphores(ctx.device, &wi, UINT64_MAX));
+    // Then one more on B that Slipstream passes through (it signals the timeline), and an idle
+    // wait on B, which fused is answered from the queue's own timeline: it must not return
+    // before that submission's readback is done.
+    submit_sync(b, step(true, int(rounds) + 1), Sync{VK_NULL_HANDLE, 0, timeline, last + 1});
+    VK_CHECK(vkQueueWaitIdle(b));
     uint64_t value = 0;
     VK_CHECK(vkGetSemaphoreCounterValue(ctx.device, timeline, &value));
-    if (value != last) {
+    if (value != last + 1) {
         std::fprintf(stderr, "fusion_hazards: two_queues: the timeline is at %llu, expected %llu\n",
-                     static_cast<unsigned long long>(value), static_cast<unsigned long long>(last));
+                     static_cast<unsigned long long>(value), static_cast<unsigned long long>(last + 1));
         out.ok = false;
     }
     suite::invalidate(ctx, readback);
-    for (uint32_t r = 0; r <= rounds; ++r) {
+    for (uint32_t r = 0; r <= rounds + 1; ++r) {
         const std::string what = "two_queues readback " + std::to_string(r);
         out.check(what.c_str(), reinterpret_cast<const uint32_t*>(static_cast<const char*>(readback.mapped) + kBytes * r),
                   slices[r].data(), kN);
