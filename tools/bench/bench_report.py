@@ -7,7 +7,12 @@ Columns:
   tuned   --style tuned, Slipstream not loaded: what a careful runtime does by hand
 
 For each of --rounds rounds, the three configurations run one after the other (the order
-rotates each round, so no column always runs first or last). The samples of each row from all
+rotates each round, so no column always runs first or last). Each row runs in a process of its
+own (--process row, the default): the three columns of one row, then the next row's, so that no
+row runs in the heap and placement state that earlier rows left behind (on the H200, after the
+48 MB rows and the matvec row's 235 MB of host-visible VRAM, the naive program's later kernels,
+with the layer or without it, took 2-2.6x their GPU time of a fresh process, while the tuned
+program's did not). --process column runs all rows of a column in one process instead. The samples of each row from all
 rounds are pooled: the table shows their median and spread (p10..p90), and the ratios
 layer / naive (below 1: the layer helps) and layer / tuned (near 1: the layer gets what hand
 tuning gets).
@@ -26,7 +31,8 @@ timeout) or the outputs could not be written, 2 for usage errors or a missing la
 
 Usage:
   bench_report.py --build-dir B [--quick] [--out DIR] [--wait fence|queue-idle] [--reps N]
-                  [--rounds R] [--rows a,b] [--bench PATH] [--allow-missing-layer]
+                  [--rounds R] [--rows a,b] [--process row|column] [--bench PATH]
+                  [--allow-missing-layer]
 """
 import argparse
 import datetime
@@ -221,14 +227,14 @@ def tail(text, n=4000):
     return text if len(text) <= n else "…" + text[-n:]
 
 
-def run_one(bench, column, rows, build_dir, args, commit, tmpdir, round_index, layer_present):
+def run_one(bench, column, rows, build_dir, args, commit, tmpdir, round_index, layer_present, tag=""):
     key, style, mode, _ = column
     effective_mode = mode if (mode == "off" or layer_present) else "off"
     env = slipstream_env.layer_env(effective_mode, build_dir)
     if commit and not env.get("SLIPSTREAM_COMMIT"):
         env["SLIPSTREAM_COMMIT"] = commit
     env.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    json_path = os.path.join(tmpdir, f"round{round_index}-{key}.json")
+    json_path = os.path.join(tmpdir, f"round{round_index}-{key}{'-' + tag if tag else ''}.json")
     cmd = [bench, "--style", style, "--wait", args.wait, "--json", json_path]
     if args.quick:
         cmd.append("--quick")
@@ -238,7 +244,8 @@ def run_one(bench, column, rows, build_dir, args, commit, tmpdir, round_index, l
         cmd += ["--rows", ",".join(rows)]
     if args.max_row_seconds is not None:
         cmd += ["--max-row-seconds", str(args.max_row_seconds)]
-    label = f"round {round_index + 1}/{args.rounds}: {key:<5} ({style}, layer {effective_mode})"
+    label = (f"round {round_index + 1}/{args.rounds}: {key:<5} ({style}, layer {effective_mode})"
+             f"{': ' + tag if tag else ''}")
     print(f"  {label} ...", end="", flush=True)
     t0 = datetime.datetime.now()
     record = {"round": round_index, "column": key, "style": style, "layer_mode": effective_mode,
@@ -560,6 +567,8 @@ def main(argv=None):
                          "(default: the benchmark's own per-row counts in every round)")
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default 3, --quick 2)")
     ap.add_argument("--rows", help="comma-separated row ids (default all)")
+    ap.add_argument("--process", choices=("row", "column"), default="row",
+                    help="one bench process per row and column (default), or per column")
     ap.add_argument("--bench", help="path of slipstream-bench (default: found in the build dir)")
     ap.add_argument("--max-row-seconds", type=float,
                     help="passed to slipstream-bench (its default: 60)")
@@ -625,9 +634,18 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="slipstream-bench-") as tmp:
         for rnd in range(args.rounds):
             shift = rnd % len(columns_run)
-            for col in columns_run[shift:] + columns_run[:shift]:
-                runs.append(run_one(bench, col, plan[col[0]], build_dir, args, commit, tmp, rnd,
-                                    layer_present))
+            rotated = columns_run[shift:] + columns_run[:shift]
+            if args.process == "column":
+                for col in rotated:
+                    runs.append(run_one(bench, col, plan[col[0]], build_dir, args, commit, tmp, rnd,
+                                        layer_present))
+                continue
+            for row in selected or all_rows:
+                for col in rotated:
+                    if plan[col[0]] is not None and row not in plan[col[0]]:
+                        continue
+                    runs.append(run_one(bench, col, [row], build_dir, args, commit, tmp, rnd,
+                                        layer_present, tag=row))
 
     failures = [f"round {r['round'] + 1} {r['column']}: {r['error'] or 'exit ' + str(r['returncode'])}"
                 for r in runs if r["error"] is not None or r["returncode"] != 0]
@@ -659,7 +677,7 @@ def main(argv=None):
         "bench": bench,
         "settings": {"quick": args.quick, "wait": args.wait, "rounds": args.rounds,
                      "reps_total": args.reps, "reps_per_run": args.per_run_reps, "rows": args.rows,
-                     "order": "columns rotate each round",
+                     "order": "columns rotate each round", "process": args.process,
                      "combine": "samples pooled over rounds; median, p10, p90, min, max"},
         "columns": [{"key": k, "style": s, "layer_mode": m, "label": labels[k],
                      "rows": plan[k] if plan[k] is not None else all_rows}
