@@ -2,6 +2,7 @@
 // buffer's state, captures it while the command buffer has a capture (VK_SLIPSTREAM_FUSE),
 // then calls down. The wrappers are generated from vk.xml.
 #include "buffer_uses.h"
+#include "capture/capture_control.h"
 #include "capture_commands.h"
 #include "hooks.h"
 #include "core/object_state.h"
@@ -14,6 +15,7 @@ namespace {
 inline CommandBufferState& record_command(VkCommandBuffer cb, CommandId id) {
     CommandBufferState* state = find_command_buffer(cb);
     state->record(id);
+    if (state->capture) capture::stop_if_batch_sized(*state);
     return *state;
 }
 }  // namespace

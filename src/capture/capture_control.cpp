@@ -80,6 +80,7 @@ void end_capture(CommandBufferState& cb, VkResult result) {
         return;
     }
     cb.device->stats.add(Counter::CommandBuffersNotCapturable);
+    if (c.stop_reason() == StopReason::BatchSized) cb.device->stats.add(Counter::CommandBuffersBatchSized);
     if (log_enabled(LogLevel::Debug))
         log(LogLevel::Debug, "command buffer %p not capturable: %s (%s)", static_cast<void*>(cb.handle),
             c.stopped_at(), stop_reason_name(c.stop_reason()));

@@ -3,6 +3,7 @@
 // vkEndCommandBuffer and vkGetDeviceProcAddr call these.
 #pragma once
 
+#include "capture/command_capture.h"
 #include "core/object_state.h"
 
 namespace slipstream::capture {
@@ -23,6 +24,16 @@ bool begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info)
 // pool to be used here; this happens only where a queue's fusion failed for want of memory,
 // or for misuse: see submit/fusion.cpp.) A command buffer not yet ended is left recording.
 void record_natively(CommandBufferState& cb);
+// Every recorded command, while the command buffer has a capture: a command buffer with more
+// operations than a batch holds (VK_SLIPSTREAM_BATCH_MAX) is a batch already, whose fusion
+// saves no submission, while capturing and replaying it costs CPU time on each of its commands
+// (an ML runtime's 100-dispatch command buffers: 13% per command buffer on the H200). Its
+// capture stops before the operation past the limit: from there on the driver records it (the
+// capture so far recorded natively first, if it was lazy), and it is submitted as it is.
+inline void stop_if_batch_sized(CommandBufferState& cb) {
+    if (cb.operations() > cb.device->settings.batch_max && cb.capture->capturable())
+        cb.capture->stop("(a batch already)", StopReason::BatchSized);
+}
 // vkEndCommandBuffer returned `result`: counts the command buffer as captured or not.
 void end_capture(CommandBufferState& cb, VkResult result);
 // vkGetDeviceProcAddr handed the application `name`, a vkCmd* that Slipstream does not

@@ -10,6 +10,7 @@ const char* stop_reason_name(StopReason reason) {
     case StopReason::NotReplayable: return "a command Slipstream does not replay";
     case StopReason::UnknownStructure: return "a structure Slipstream cannot copy";
     case StopReason::TooLarge: return "the capture outgrew its memory limit";
+    case StopReason::BatchSized: return "more operations than a batch holds";
     }
     return "?";
 }

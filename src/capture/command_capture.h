@@ -38,6 +38,7 @@ enum class StopReason : uint8_t {
     NotReplayable,     // a command outside the allow-list (graphics, indirection, ...)
     UnknownStructure,  // an sType (or descriptor type) Slipstream cannot deep-copy
     TooLarge,          // the arena's limit (or the heap) ran out
+    BatchSized,        // more operations than a batch holds (VK_SLIPSTREAM_BATCH_MAX)
 };
 const char* stop_reason_name(StopReason reason);
 

@@ -108,6 +108,12 @@ struct CommandBufferState {
         stages |= info.stages;
         ++command_counts[int(info.kind)];
     }
+    // What the command buffer counts toward a batch's VK_SLIPSTREAM_BATCH_MAX: its work
+    // commands. State, synchronization and debug commands ride along.
+    uint32_t operations() const {
+        return command_counts[int(CommandKind::Compute)] + command_counts[int(CommandKind::Transfer)] +
+               command_counts[int(CommandKind::Query)];
+    }
     // Adds what a secondary command buffer holds (vkCmdExecuteCommands).
     void include(const CommandBufferState& secondary) {
         kinds |= secondary.kinds;

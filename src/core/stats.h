@@ -50,6 +50,7 @@ namespace slipstream {
     X(FusionDisabledUnknownCommands, "fusion_disabled_unknown_commands") /* vkCmd* names unknown to us */ \
     X(CommandBuffersCaptured, "command_buffers_captured")   /* ended with a complete capture */     \
     X(CommandBuffersNotCapturable, "command_buffers_not_capturable") /* ended, capture stopped */ \
+    X(CommandBuffersBatchSized, "command_buffers_batch_sized") /* ... at more operations than a batch holds */ \
     X(DriverSubmits, "driver_submits")          /* vkQueueSubmit(2) calls Slipstream made below */ \
     X(CommandBuffersFused, "command_buffers_fused")  /* replayed into a batch of ours */          \
     X(CommandBuffersDirect, "command_buffers_direct") /* fusable, but the GPU was idle: as recorded */ \

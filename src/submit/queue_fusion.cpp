@@ -14,13 +14,6 @@
 namespace slipstream::submit {
 
 namespace {
-// What one operation of each kind counts toward batch_max: the work commands. State,
-// synchronization and debug commands ride along.
-uint32_t operations(const CommandBufferState& cb) {
-    return cb.command_counts[int(CommandKind::Compute)] + cb.command_counts[int(CommandKind::Transfer)] +
-           cb.command_counts[int(CommandKind::Query)];
-}
-
 // The barrier between two fused command buffers: everything compute and transfer work wrote
 // before it is visible to, and ordered before, compute and transfer work after it, indirect
 // parameters included. Access bits are named, not MEMORY_* (FUSION.md rule 8).
@@ -138,7 +131,7 @@ void QueueFusion::append(const CommandBufferState& cb) {
     }
     cb.in_batches.fetch_add(1, std::memory_order_acq_rel);
     open_.cbs.push_back(&cb);
-    open_.ops += operations(cb);
+    open_.ops += cb.operations();
     open_.records += cb.capture->size();
     if (cb.lazy) ++open_.lazy;
     if (FuseTrace* t = tracer()) trace(*t, TraceEvent::Append, FlushReason::Full, 1, open_.ops, 0, 0, 0);
