@@ -61,18 +61,11 @@ constexpr uint64_t kTransferParts = VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_S
                                    VK_PIPELINE_STAGE_2_RESOLVE_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT;
 }  // namespace
 
+uint64_t narrow_event_src(uint64_t stages) { return (stages & kAll) ? (stages & ~kAll) | kNarrowSrcStages : stages; }
+
 bool narrowable_work(const CommandCapture& capture) {
     for (const CaptureRecord* r = capture.records(); r; r = r->next) {
         switch (r->id) {
-        case CommandId::CmdSetEvent:
-        case CommandId::CmdSetEvent2:
-        case CommandId::CmdSetEvent2KHR:
-        case CommandId::CmdResetEvent:
-        case CommandId::CmdResetEvent2:
-        case CommandId::CmdResetEvent2KHR:
-        case CommandId::CmdWaitEvents:
-        case CommandId::CmdWaitEvents2:
-        case CommandId::CmdWaitEvents2KHR:
         // Descriptor-buffer reads are an access of their own that named accesses would drop.
         case CommandId::CmdBindDescriptorBuffersEXT:
         case CommandId::CmdSetDescriptorBufferOffsetsEXT:
@@ -166,26 +159,35 @@ bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool i
     return true;
 }
 
-bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, CommandId id,
-               NarrowingState& state) {
-    const VkDependencyInfo* info = r.pDependencyInfo;
-    if (!info || info->dependencyFlags != 0) return false;
+// One dependency info narrowed (all its barriers that name ALL_COMMANDS, or none): a function
+// of the info and `indirect` alone, so equal infos stay equal (vkCmdSetEvent2 and its waits).
+struct NarrowedInfo {
+    VkDependencyInfo info{};
     std::vector<VkMemoryBarrier2> memory;
     std::vector<VkBufferMemoryBarrier2> buffers;
     std::vector<VkImageMemoryBarrier2> images;
+};
+bool narrow_info(const VkDependencyInfo* info, bool indirect, NarrowedInfo& out) {
+    if (!info || info->dependencyFlags != 0) return false;
     bool any = false;
-    const bool ind = state.indirect;
-    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, memory, any, ind) ||
-        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, buffers, any, ind) ||
-        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, images, any, ind) || !any)
+    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, out.memory, any, indirect) ||
+        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, out.buffers, any, indirect) ||
+        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, out.images, any, indirect) || !any)
         return false;
+    out.info = *info;
+    out.info.pMemoryBarriers = out.memory.data();
+    out.info.pBufferMemoryBarriers = out.buffers.data();
+    out.info.pImageMemoryBarriers = out.images.data();
+    return true;
+}
+
+bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, CommandId id,
+               NarrowingState& state) {
+    NarrowedInfo narrowed;
+    if (!narrow_info(r.pDependencyInfo, state.indirect, narrowed)) return false;
     lead(d, cb, state);
-    VkDependencyInfo narrowed = *info;
-    narrowed.pMemoryBarriers = memory.data();
-    narrowed.pBufferMemoryBarriers = buffers.data();
-    narrowed.pImageMemoryBarriers = images.data();
-    if (id == CommandId::CmdPipelineBarrier2) d.CmdPipelineBarrier2(cb, &narrowed);
-    else d.CmdPipelineBarrier2KHR(cb, &narrowed);
+    if (id == CommandId::CmdPipelineBarrier2) d.CmdPipelineBarrier2(cb, &narrowed.info);
+    else d.CmdPipelineBarrier2KHR(cb, &narrowed.info);
     return true;
 }
 
@@ -201,6 +203,245 @@ bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCom
                               : replay_v2(static_cast<const CmdPipelineBarrier2Record&>(r), d, cb, r.id, state);
     if (narrowed) ++state.narrowed;
     else replay_record(d, cb, r);
+    return true;
+}
+
+
+// --- events (narrowing.md, case 7) ----------------------------------------------------------
+
+namespace {
+// Whether a vkCmdWaitEvents' source side can take narrow_event_src: its accesses are the
+// narrowed stages' and it names no stage beyond them (a pure function of the record, so the
+// plan and the replay agree).
+bool wait_src_fits(const CmdWaitEventsRecord& r) {
+    if (!(r.srcStageMask & kAll)) return true;
+    const uint64_t src = narrow_event_src(r.srcStageMask);
+    if (src & ~(kNarrowSrcStages | kHost)) return false;
+    const uint64_t allowed = kWorkAccess | ((src & kHost) ? kHostAccess : 0);
+    uint64_t access = 0;
+    for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) access |= r.pMemoryBarriers[i].srcAccessMask;
+    for (uint32_t i = 0; i < r.bufferMemoryBarrierCount; ++i) {
+        const VkBufferMemoryBarrier& b = r.pBufferMemoryBarriers[i];
+        if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
+        access |= b.srcAccessMask;
+    }
+    for (uint32_t i = 0; i < r.imageMemoryBarrierCount; ++i) {
+        const VkImageMemoryBarrier& b = r.pImageMemoryBarriers[i];
+        if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
+        access |= b.srcAccessMask;
+    }
+    return !(access & ~allowed);
+}
+
+VkEvent reset_event(const CaptureRecord& r) {
+    switch (r.id) {
+    case CommandId::CmdResetEvent: return static_cast<const CmdResetEventRecord&>(r).event;
+    case CommandId::CmdResetEvent2:
+    case CommandId::CmdResetEvent2KHR: return static_cast<const CmdResetEvent2Record&>(r).event;
+    default: return VK_NULL_HANDLE;
+    }
+}
+}  // namespace
+
+void EventPlan::clear() { *this = EventPlan{}; }
+
+int EventPlan::segment_of(VkEvent e) {
+    auto it = open_.find(e);
+    return it == open_.end() ? -1 : it->second;
+}
+
+void EventPlan::entry(VkEvent e, bool indirect) {
+    const int s = segment_of(e);
+    entry_segment_.push_back(s);
+    if (s >= 0) segments_[size_t(s)].indirect = segments_[size_t(s)].indirect || indirect;
+}
+
+void EventPlan::add(const CommandCapture& capture, bool narrowed, bool indirect) {
+    // A device reset closes the event's segment and opens the next.
+    auto reset = [&](VkEvent e) {
+        if (const int s = segment_of(e); s >= 0) segments_[size_t(s)].closed = true;
+        open_[e] = int(segments_.size());
+        segments_.emplace_back();
+    };
+    // A capture replayed as it is (whose secondaries, say, may set or wait any event): no
+    // segment open across it or opened in it is provable.
+    auto taint_open = [&] {
+        for (const auto& [event, s] : open_) segments_[size_t(s)].tainted = true;
+    };
+    if (!narrowed) {
+        taint_open();
+        for (const CaptureRecord* r = capture.records(); r; r = r->next)
+            if (const VkEvent e = reset_event(*r)) reset(e);
+        taint_open();
+        return;
+    }
+    for (const CaptureRecord* r = capture.records(); r; r = r->next) {
+        switch (r->id) {
+        case CommandId::CmdResetEvent:
+        case CommandId::CmdResetEvent2:
+        case CommandId::CmdResetEvent2KHR: reset(reset_event(*r)); break;
+        case CommandId::CmdSetEvent: entry(static_cast<const CmdSetEventRecord&>(*r).event, indirect); break;
+        case CommandId::CmdSetEvent2:
+        case CommandId::CmdSetEvent2KHR: entry(static_cast<const CmdSetEvent2Record&>(*r).event, indirect); break;
+        case CommandId::CmdWaitEvents: {
+            const auto& w = static_cast<const CmdWaitEventsRecord&>(*r);
+            v1_waits_.push_back({uint32_t(entry_segment_.size()), w.eventCount, wait_src_fits(w)});
+            for (uint32_t i = 0; i < w.eventCount; ++i) entry(w.pEvents[i], indirect);
+            break;
+        }
+        case CommandId::CmdWaitEvents2:
+        case CommandId::CmdWaitEvents2KHR: {
+            const auto& w = static_cast<const CmdWaitEvents2Record&>(*r);
+            for (uint32_t i = 0; i < w.eventCount; ++i) entry(w.pEvents[i], indirect);
+            break;
+        }
+        default: break;
+        }
+    }
+}
+
+void EventPlan::finish() {
+    finished_ = true;
+    auto proven = [&](int s) { return s >= 0 && segments_[size_t(s)].closed && !segments_[size_t(s)].tainted; };
+    // A vkCmdWaitEvents narrows its source for all its events or none: one it cannot narrow
+    // keeps every set of its events whole too (and so, maybe, other waits on them).
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const Wait& w : v1_waits_) {
+            bool ok = w.src_fits;
+            for (uint32_t i = 0; i < w.count && ok; ++i) ok = proven(entry_segment_[w.first + i]);
+            if (ok) continue;
+            for (uint32_t i = 0; i < w.count; ++i)
+                if (const int s = entry_segment_[w.first + i]; proven(s)) {
+                    segments_[size_t(s)].tainted = true;
+                    changed = true;
+                }
+        }
+    }
+    decisions_.resize(entry_segment_.size());
+    for (size_t i = 0; i < decisions_.size(); ++i) {
+        const int s = entry_segment_[i];
+        decisions_[i] = !proven(s) ? 0 : segments_[size_t(s)].indirect ? 2 : 1;
+    }
+}
+
+const uint8_t* EventPlan::take(uint32_t count) {
+    if (!finished_) finish();
+    if (cursor_ + count > decisions_.size()) {
+        cursor_ = decisions_.size();
+        return nullptr;
+    }
+    const uint8_t* p = decisions_.data() + cursor_;
+    cursor_ += count;
+    return p;
+}
+
+namespace {
+bool all_narrowed(const uint8_t* decisions, uint32_t count) {
+    if (!decisions || count == 0) return false;
+    for (uint32_t i = 0; i < count; ++i)
+        if (!decisions[i]) return false;
+    return true;
+}
+
+bool replay_wait_v1(const CmdWaitEventsRecord& r, const uint8_t* decisions, const VkLayerDispatchTable& d,
+                    VkCommandBuffer cb, NarrowingState& state) {
+    // The source side only as the plan says (its sets were narrowed the same way).
+    const uint64_t src = all_narrowed(decisions, r.eventCount) ? narrow_event_src(r.srcStageMask) : r.srcStageMask;
+    // The destination side is the wait's own: narrowed as a barrier's would be.
+    uint64_t dst = r.dstStageMask, dst_access = 0;
+    for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) dst_access |= r.pMemoryBarriers[i].dstAccessMask;
+    for (uint32_t i = 0; i < r.bufferMemoryBarrierCount; ++i) dst_access |= r.pBufferMemoryBarriers[i].dstAccessMask;
+    for (uint32_t i = 0; i < r.imageMemoryBarrierCount; ++i) dst_access |= r.pImageMemoryBarriers[i].dstAccessMask;
+    const bool ind = state.indirect;
+    if (!narrow_side(dst, dst_access, narrow_dst_stages(ind), ind ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0))
+        dst = r.dstStageMask;
+    if (src == r.srcStageMask && dst == r.dstStageMask) return false;
+    lead(d, cb, state);
+    auto name = [&](auto& b) {
+        b.srcAccessMask = VkAccessFlags(side_access(b.srcAccessMask, src != r.srcStageMask ? kAll : 0, src));
+        b.dstAccessMask = VkAccessFlags(side_access(b.dstAccessMask, dst != r.dstStageMask ? kAll : 0, dst));
+    };
+    std::vector<VkMemoryBarrier> memory(r.pMemoryBarriers, r.pMemoryBarriers + r.memoryBarrierCount);
+    std::vector<VkBufferMemoryBarrier> buffers(r.pBufferMemoryBarriers, r.pBufferMemoryBarriers + r.bufferMemoryBarrierCount);
+    std::vector<VkImageMemoryBarrier> images(r.pImageMemoryBarriers, r.pImageMemoryBarriers + r.imageMemoryBarrierCount);
+    for (auto& b : memory) name(b);
+    for (auto& b : buffers) name(b);
+    for (auto& b : images) name(b);
+    d.CmdWaitEvents(cb, r.eventCount, r.pEvents, VkPipelineStageFlags(src), VkPipelineStageFlags(dst),
+                    r.memoryBarrierCount, memory.data(), r.bufferMemoryBarrierCount, buffers.data(),
+                    r.imageMemoryBarrierCount, images.data());
+    return true;
+}
+
+bool replay_wait_v2(const CmdWaitEvents2Record& r, const uint8_t* decisions, const VkLayerDispatchTable& d,
+                    VkCommandBuffer cb, CommandId id, NarrowingState& state) {
+    if (!decisions) return false;
+    std::vector<NarrowedInfo> narrowed(r.eventCount);
+    std::vector<VkDependencyInfo> infos(r.pDependencyInfos, r.pDependencyInfos + r.eventCount);
+    bool any = false;
+    for (uint32_t i = 0; i < r.eventCount; ++i)
+        if (decisions[i] && narrow_info(&r.pDependencyInfos[i], decisions[i] == 2, narrowed[i])) {
+            infos[i] = narrowed[i].info;
+            any = true;
+        }
+    if (!any) return false;
+    lead(d, cb, state);
+    if (id == CommandId::CmdWaitEvents2) d.CmdWaitEvents2(cb, r.eventCount, r.pEvents, infos.data());
+    else d.CmdWaitEvents2KHR(cb, r.eventCount, r.pEvents, infos.data());
+    return true;
+}
+}  // namespace
+
+bool replay_event(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state,
+                  EventPlan& plan) {
+    bool narrowed = false, wait = false;
+    switch (r.id) {
+    case CommandId::CmdSetEvent: {
+        const auto& s = static_cast<const CmdSetEventRecord&>(r);
+        const uint8_t* decision = plan.take(1);
+        narrowed = decision && decision[0] && (s.stageMask & kAll);
+        if (narrowed) {
+            lead(d, cb, state);
+            d.CmdSetEvent(cb, s.event, VkPipelineStageFlags(narrow_event_src(s.stageMask)));
+        }
+        break;
+    }
+    case CommandId::CmdSetEvent2:
+    case CommandId::CmdSetEvent2KHR: {
+        const auto& s = static_cast<const CmdSetEvent2Record&>(r);
+        const uint8_t* decision = plan.take(1);
+        NarrowedInfo info;
+        narrowed = decision && decision[0] && narrow_info(s.pDependencyInfo, decision[0] == 2, info);
+        if (narrowed) {
+            lead(d, cb, state);
+            if (r.id == CommandId::CmdSetEvent2) d.CmdSetEvent2(cb, s.event, &info.info);
+            else d.CmdSetEvent2KHR(cb, s.event, &info.info);
+        }
+        break;
+    }
+    case CommandId::CmdWaitEvents: {
+        const auto& w = static_cast<const CmdWaitEventsRecord&>(r);
+        wait = true;
+        narrowed = replay_wait_v1(w, plan.take(w.eventCount), d, cb, state);
+        break;
+    }
+    case CommandId::CmdWaitEvents2:
+    case CommandId::CmdWaitEvents2KHR: {
+        const auto& w = static_cast<const CmdWaitEvents2Record&>(r);
+        wait = true;
+        narrowed = replay_wait_v2(w, plan.take(w.eventCount), d, cb, r.id, state);
+        break;
+    }
+    default: return false;
+    }
+    ++state.seen;
+    if (narrowed) {
+        ++state.narrowed;
+        ++(wait ? state.event_waits_narrowed : state.event_sets_narrowed);
+    } else {
+        replay_record(d, cb, r);
+    }
     return true;
 }
 
