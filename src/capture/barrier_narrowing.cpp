@@ -61,8 +61,6 @@ constexpr uint64_t kTransferParts = VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_S
                                    VK_PIPELINE_STAGE_2_RESOLVE_BIT | VK_PIPELINE_STAGE_2_CLEAR_BIT;
 }  // namespace
 
-uint64_t narrow_event_src(uint64_t stages) { return (stages & kAll) ? (stages & ~kAll) | kNarrowSrcStages : stages; }
-
 bool narrowable_work(const CommandCapture& capture) {
     for (const CaptureRecord* r = capture.records(); r; r = r->next) {
         switch (r->id) {
@@ -142,15 +140,21 @@ bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d,
 // vkCmdPipelineBarrier2: masks per barrier; narrowed only if every barrier that names
 // ALL_COMMANDS can be (one barrier of the call left whole keeps its whole cost anyway).
 template <typename B>
-bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool indirect) {
+bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool indirect, bool dst_only) {
     out.assign(in, in + n);
     for (B& b : out) {
         if constexpr (!std::is_same_v<B, VkMemoryBarrier2>)
             if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
-        if (!((b.srcStageMask | b.dstStageMask) & kAll)) continue;
+        if (!(((dst_only ? 0 : b.srcStageMask) | b.dstStageMask) & kAll)) continue;
         uint64_t src = b.srcStageMask, dst = b.dstStageMask;
-        if (!narrow_stage_masks(src, dst, b.srcAccessMask, b.dstAccessMask, indirect)) return false;
-        b.srcAccessMask = side_access(b.srcAccessMask, b.srcStageMask, src);
+        if (dst_only) {
+            if (!narrow_side(dst, b.dstAccessMask, narrow_dst_stages(indirect),
+                             indirect ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0))
+                return false;
+        } else if (!narrow_stage_masks(src, dst, b.srcAccessMask, b.dstAccessMask, indirect)) {
+            return false;
+        }
+        if (!dst_only) b.srcAccessMask = side_access(b.srcAccessMask, b.srcStageMask, src);
         b.dstAccessMask = side_access(b.dstAccessMask, b.dstStageMask, dst);
         b.srcStageMask = src;
         b.dstStageMask = dst;
@@ -159,20 +163,23 @@ bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool i
     return true;
 }
 
-// One dependency info narrowed (all its barriers that name ALL_COMMANDS, or none): a function
-// of the info and `indirect` alone, so equal infos stay equal (vkCmdSetEvent2 and its waits).
+// One dependency info narrowed (all its barriers that name ALL_COMMANDS, or none; `dst_only`:
+// on their destination side only): a function of the info and the flags alone, so equal infos
+// stay equal (vkCmdSetEvent2 and its waits).
 struct NarrowedInfo {
     VkDependencyInfo info{};
     std::vector<VkMemoryBarrier2> memory;
     std::vector<VkBufferMemoryBarrier2> buffers;
     std::vector<VkImageMemoryBarrier2> images;
 };
-bool narrow_info(const VkDependencyInfo* info, bool indirect, NarrowedInfo& out) {
+bool narrow_info(const VkDependencyInfo* info, bool indirect, NarrowedInfo& out, bool dst_only = false) {
     if (!info || info->dependencyFlags != 0) return false;
     bool any = false;
-    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, out.memory, any, indirect) ||
-        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, out.buffers, any, indirect) ||
-        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, out.images, any, indirect) || !any)
+    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, out.memory, any, indirect, dst_only) ||
+        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, out.buffers, any, indirect,
+                     dst_only) ||
+        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, out.images, any, indirect, dst_only) ||
+        !any)
         return false;
     out.info = *info;
     out.info.pMemoryBarriers = out.memory.data();
@@ -210,29 +217,6 @@ bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCom
 // --- events (narrowing.md, case 7) ----------------------------------------------------------
 
 namespace {
-// Whether a vkCmdWaitEvents' source side can take narrow_event_src: its accesses are the
-// narrowed stages' and it names no stage beyond them (a pure function of the record, so the
-// plan and the replay agree).
-bool wait_src_fits(const CmdWaitEventsRecord& r) {
-    if (!(r.srcStageMask & kAll)) return true;
-    const uint64_t src = narrow_event_src(r.srcStageMask);
-    if (src & ~(kNarrowSrcStages | kHost)) return false;
-    const uint64_t allowed = kWorkAccess | ((src & kHost) ? kHostAccess : 0);
-    uint64_t access = 0;
-    for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) access |= r.pMemoryBarriers[i].srcAccessMask;
-    for (uint32_t i = 0; i < r.bufferMemoryBarrierCount; ++i) {
-        const VkBufferMemoryBarrier& b = r.pBufferMemoryBarriers[i];
-        if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
-        access |= b.srcAccessMask;
-    }
-    for (uint32_t i = 0; i < r.imageMemoryBarrierCount; ++i) {
-        const VkImageMemoryBarrier& b = r.pImageMemoryBarriers[i];
-        if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
-        access |= b.srcAccessMask;
-    }
-    return !(access & ~allowed);
-}
-
 VkEvent reset_event(const CaptureRecord& r) {
     switch (r.id) {
     case CommandId::CmdResetEvent: return static_cast<const CmdResetEventRecord&>(r).event;
@@ -245,7 +229,7 @@ VkEvent reset_event(const CaptureRecord& r) {
 
 void EventPlan::clear() { *this = EventPlan{}; }
 
-int EventPlan::segment_of(VkEvent e) {
+int EventPlan::segment_of(VkEvent e) const {
     auto it = open_.find(e);
     return it == open_.end() ? -1 : it->second;
 }
@@ -268,27 +252,16 @@ void EventPlan::add(const CommandCapture& capture, bool narrowed, bool indirect)
     auto taint_open = [&] {
         for (const auto& [event, s] : open_) segments_[size_t(s)].tainted = true;
     };
-    if (!narrowed) {
-        taint_open();
-        for (const CaptureRecord* r = capture.records(); r; r = r->next)
-            if (const VkEvent e = reset_event(*r)) reset(e);
-        taint_open();
-        return;
-    }
+    if (!narrowed) taint_open();
     for (const CaptureRecord* r = capture.records(); r; r = r->next) {
+        if (const VkEvent e = reset_event(*r)) {
+            reset(e);
+            continue;
+        }
+        if (!narrowed) continue;
         switch (r->id) {
-        case CommandId::CmdResetEvent:
-        case CommandId::CmdResetEvent2:
-        case CommandId::CmdResetEvent2KHR: reset(reset_event(*r)); break;
-        case CommandId::CmdSetEvent: entry(static_cast<const CmdSetEventRecord&>(*r).event, indirect); break;
         case CommandId::CmdSetEvent2:
         case CommandId::CmdSetEvent2KHR: entry(static_cast<const CmdSetEvent2Record&>(*r).event, indirect); break;
-        case CommandId::CmdWaitEvents: {
-            const auto& w = static_cast<const CmdWaitEventsRecord&>(*r);
-            v1_waits_.push_back({uint32_t(entry_segment_.size()), w.eventCount, wait_src_fits(w)});
-            for (uint32_t i = 0; i < w.eventCount; ++i) entry(w.pEvents[i], indirect);
-            break;
-        }
         case CommandId::CmdWaitEvents2:
         case CommandId::CmdWaitEvents2KHR: {
             const auto& w = static_cast<const CmdWaitEvents2Record&>(*r);
@@ -298,30 +271,16 @@ void EventPlan::add(const CommandCapture& capture, bool narrowed, bool indirect)
         default: break;
         }
     }
+    if (!narrowed) taint_open();
 }
 
 void EventPlan::finish() {
     finished_ = true;
-    auto proven = [&](int s) { return s >= 0 && segments_[size_t(s)].closed && !segments_[size_t(s)].tainted; };
-    // A vkCmdWaitEvents narrows its source for all its events or none: one it cannot narrow
-    // keeps every set of its events whole too (and so, maybe, other waits on them).
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (const Wait& w : v1_waits_) {
-            bool ok = w.src_fits;
-            for (uint32_t i = 0; i < w.count && ok; ++i) ok = proven(entry_segment_[w.first + i]);
-            if (ok) continue;
-            for (uint32_t i = 0; i < w.count; ++i)
-                if (const int s = entry_segment_[w.first + i]; proven(s)) {
-                    segments_[size_t(s)].tainted = true;
-                    changed = true;
-                }
-        }
-    }
     decisions_.resize(entry_segment_.size());
     for (size_t i = 0; i < decisions_.size(); ++i) {
         const int s = entry_segment_[i];
-        decisions_[i] = !proven(s) ? 0 : segments_[size_t(s)].indirect ? 2 : 1;
+        const bool proven = s >= 0 && segments_[size_t(s)].closed && !segments_[size_t(s)].tainted;
+        decisions_[i] = !proven ? 0 : segments_[size_t(s)].indirect ? 2 : 1;
     }
 }
 
@@ -337,40 +296,29 @@ const uint8_t* EventPlan::take(uint32_t count) {
 }
 
 namespace {
-bool all_narrowed(const uint8_t* decisions, uint32_t count) {
-    if (!decisions || count == 0) return false;
-    for (uint32_t i = 0; i < count; ++i)
-        if (!decisions[i]) return false;
-    return true;
-}
-
-bool replay_wait_v1(const CmdWaitEventsRecord& r, const uint8_t* decisions, const VkLayerDispatchTable& d,
-                    VkCommandBuffer cb, NarrowingState& state) {
-    // The source side only as the plan says (its sets were narrowed the same way).
-    const uint64_t src = all_narrowed(decisions, r.eventCount) ? narrow_event_src(r.srcStageMask) : r.srcStageMask;
-    // The destination side is the wait's own: narrowed as a barrier's would be.
+// vkCmdWaitEvents: the destination side is the wait's own, narrowed as a barrier's would be.
+// The source side stays: it must be the OR of the sets' masks, which stay too.
+bool replay_wait_v1(const CmdWaitEventsRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb,
+                    NarrowingState& state) {
     uint64_t dst = r.dstStageMask, dst_access = 0;
     for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) dst_access |= r.pMemoryBarriers[i].dstAccessMask;
     for (uint32_t i = 0; i < r.bufferMemoryBarrierCount; ++i) dst_access |= r.pBufferMemoryBarriers[i].dstAccessMask;
     for (uint32_t i = 0; i < r.imageMemoryBarrierCount; ++i) dst_access |= r.pImageMemoryBarriers[i].dstAccessMask;
     const bool ind = state.indirect;
-    if (!narrow_side(dst, dst_access, narrow_dst_stages(ind), ind ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0))
-        dst = r.dstStageMask;
-    if (src == r.srcStageMask && dst == r.dstStageMask) return false;
+    if (!(dst & kAll) ||
+        !narrow_side(dst, dst_access, narrow_dst_stages(ind), ind ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0))
+        return false;
     lead(d, cb, state);
-    auto name = [&](auto& b) {
-        b.srcAccessMask = VkAccessFlags(side_access(b.srcAccessMask, src != r.srcStageMask ? kAll : 0, src));
-        b.dstAccessMask = VkAccessFlags(side_access(b.dstAccessMask, dst != r.dstStageMask ? kAll : 0, dst));
-    };
+    auto name = [&](auto& b) { b.dstAccessMask = VkAccessFlags(named_access(b.dstAccessMask, dst)); };
     std::vector<VkMemoryBarrier> memory(r.pMemoryBarriers, r.pMemoryBarriers + r.memoryBarrierCount);
     std::vector<VkBufferMemoryBarrier> buffers(r.pBufferMemoryBarriers, r.pBufferMemoryBarriers + r.bufferMemoryBarrierCount);
     std::vector<VkImageMemoryBarrier> images(r.pImageMemoryBarriers, r.pImageMemoryBarriers + r.imageMemoryBarrierCount);
     for (auto& b : memory) name(b);
     for (auto& b : buffers) name(b);
     for (auto& b : images) name(b);
-    d.CmdWaitEvents(cb, r.eventCount, r.pEvents, VkPipelineStageFlags(src), VkPipelineStageFlags(dst),
-                    r.memoryBarrierCount, memory.data(), r.bufferMemoryBarrierCount, buffers.data(),
-                    r.imageMemoryBarrierCount, images.data());
+    d.CmdWaitEvents(cb, r.eventCount, r.pEvents, r.srcStageMask, VkPipelineStageFlags(dst), r.memoryBarrierCount,
+                    memory.data(), r.bufferMemoryBarrierCount, buffers.data(), r.imageMemoryBarrierCount,
+                    images.data());
     return true;
 }
 
@@ -381,7 +329,7 @@ bool replay_wait_v2(const CmdWaitEvents2Record& r, const uint8_t* decisions, con
     std::vector<VkDependencyInfo> infos(r.pDependencyInfos, r.pDependencyInfos + r.eventCount);
     bool any = false;
     for (uint32_t i = 0; i < r.eventCount; ++i)
-        if (decisions[i] && narrow_info(&r.pDependencyInfos[i], decisions[i] == 2, narrowed[i])) {
+        if (decisions[i] && narrow_info(&r.pDependencyInfos[i], decisions[i] == 2, narrowed[i], true)) {
             infos[i] = narrowed[i].info;
             any = true;
         }
@@ -397,22 +345,13 @@ bool replay_event(const CaptureRecord& r, const VkLayerDispatchTable& d, VkComma
                   EventPlan& plan) {
     bool narrowed = false, wait = false;
     switch (r.id) {
-    case CommandId::CmdSetEvent: {
-        const auto& s = static_cast<const CmdSetEventRecord&>(r);
-        const uint8_t* decision = plan.take(1);
-        narrowed = decision && decision[0] && (s.stageMask & kAll);
-        if (narrowed) {
-            lead(d, cb, state);
-            d.CmdSetEvent(cb, s.event, VkPipelineStageFlags(narrow_event_src(s.stageMask)));
-        }
-        break;
-    }
     case CommandId::CmdSetEvent2:
     case CommandId::CmdSetEvent2KHR: {
+        // Its info's destination side, exactly as its waits' (its first scope stays).
         const auto& s = static_cast<const CmdSetEvent2Record&>(r);
         const uint8_t* decision = plan.take(1);
         NarrowedInfo info;
-        narrowed = decision && decision[0] && narrow_info(s.pDependencyInfo, decision[0] == 2, info);
+        narrowed = decision && decision[0] && narrow_info(s.pDependencyInfo, decision[0] == 2, info, true);
         if (narrowed) {
             lead(d, cb, state);
             if (r.id == CommandId::CmdSetEvent2) d.CmdSetEvent2(cb, s.event, &info.info);
@@ -420,12 +359,10 @@ bool replay_event(const CaptureRecord& r, const VkLayerDispatchTable& d, VkComma
         }
         break;
     }
-    case CommandId::CmdWaitEvents: {
-        const auto& w = static_cast<const CmdWaitEventsRecord&>(r);
+    case CommandId::CmdWaitEvents:
         wait = true;
-        narrowed = replay_wait_v1(w, plan.take(w.eventCount), d, cb, state);
+        narrowed = replay_wait_v1(static_cast<const CmdWaitEventsRecord&>(r), d, cb, state);
         break;
-    }
     case CommandId::CmdWaitEvents2:
     case CommandId::CmdWaitEvents2KHR: {
         const auto& w = static_cast<const CmdWaitEvents2Record&>(r);
@@ -433,7 +370,7 @@ bool replay_event(const CaptureRecord& r, const VkLayerDispatchTable& d, VkComma
         narrowed = replay_wait_v2(w, plan.take(w.eventCount), d, cb, r.id, state);
         break;
     }
-    default: return false;
+    default: return false;  // vkCmdSetEvent, vkCmdResetEvent/2: replayed as recorded by the caller
     }
     ++state.seen;
     if (narrowed) {
@@ -444,7 +381,6 @@ bool replay_event(const CaptureRecord& r, const VkLayerDispatchTable& d, VkComma
     }
     return true;
 }
-
 
 namespace {
 void full_memory_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, uint64_t src, uint64_t dst) {

@@ -16,8 +16,6 @@ using namespace slipstream::capture;
 
 namespace {
 constexpr uint64_t kAll = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
-constexpr uint64_t kHost = VK_PIPELINE_STAGE_2_HOST_BIT;
-constexpr uint64_t kCT = kNarrowSrcStages;
 const VkEvent kE = VkEvent(uint64_t(0x11));
 const VkEvent kF = VkEvent(uint64_t(0x22));
 
@@ -161,123 +159,35 @@ std::vector<Call> calls(CommandId id) {
 }
 }  // namespace
 
-TEST(EventNarrowing, SourceRuleOnEveryStageBitDistributesOverOr) {
-    for (int a = 0; a < 64; ++a) {
-        const uint64_t sa = uint64_t(1) << a;
-        EXPECT_EQ(narrow_event_src(sa), sa == kAll ? kCT : sa) << "bit " << a;
-        if (sa != kAll) {
-            EXPECT_EQ(narrow_event_src(kAll | sa), kCT | sa) << "bit " << a;
-        }
-        for (int b = 0; b < 64; ++b) {
-            const uint64_t sb = uint64_t(1) << b;
-            // A wait's srcStageMask is the OR of its sets' (and HOST): still so after
-            // the rule.
-            EXPECT_EQ(narrow_event_src(sa | sb), narrow_event_src(sa) | narrow_event_src(sb)) << a << " " << b;
-            EXPECT_EQ(narrow_event_src(sa | sb | kHost), narrow_event_src(sa | sb) | kHost) << a << " " << b;
-        }
-    }
-}
-
 TEST(EventNarrowing, NarrowableWorkAcceptsEventCommands) {
     Rec r;
     r.reset(kE).work().set(kE).wait({kE}).set2(kF).wait2(kF).end();
     EXPECT_TRUE(narrowable_work(r.c));
 }
 
-// Set, wait in the same and in the next command buffer, between two resets in
-// the batch.
-TEST(EventNarrowing, SetAndWaitsBetweenResetsOfOneBatchAreNarrowedAlike) {
-    Rec a, b;
-    a.reset(kE).work().set(kE).work().wait({kE}).work().end();
-    b.wait({kE}).work().reset(kE).end();
-    const NarrowingState s = replay_batch({&a, &b});
-    const auto sets = calls(CommandId::CmdSetEvent), waits = calls(CommandId::CmdWaitEvents);
-    ASSERT_EQ(sets.size(), 1u);
-    ASSERT_EQ(waits.size(), 2u);
-    EXPECT_EQ(sets[0].src, kCT);
-    for (const Call& w : waits) {
-        EXPECT_EQ(w.src,
-                  sets[0].src);  // VUID-vkCmdWaitEvents-srcStageMask-01158 still holds
-        EXPECT_EQ(w.dst, kNarrowDstStages);
-        EXPECT_EQ(w.src_access, uint64_t(VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT));
-    }
-    for (const Call& r : calls(CommandId::CmdResetEvent)) EXPECT_EQ(r.src, kAll);  // resets stay
-    EXPECT_EQ(s.event_sets_narrowed, 1u);
-    EXPECT_EQ(s.event_waits_narrowed, 2u);
-    EXPECT_EQ(s.narrowed, 3u);
-    EXPECT_EQ(s.seen, 3u);
-}
-
-// Where the set or a wait might pair with one fusion does not transform, source
-// sides stay; a vkCmdWaitEvents' destination side is its own and is narrowed
-// anyway.
-TEST(EventNarrowing, UnprovenPairingKeepsSourceSidesWhole) {
-    struct Case {
-        const char* name;
-        bool open_reset, close_reset, middle_whole;
-    };
-    for (const Case& k : {Case{"no reset before", false, true, false}, Case{"no reset after", true, false, false},
-                          Case{"a capture replayed whole between", true, true, true}}) {
-        Rec a, middle, b;
-        if (k.open_reset) a.reset(kE);
-        a.work().set(kE).end();
-        middle.work().end();
-        middle.narrowed = !k.middle_whole;
-        b.wait({kE}).work();
-        if (k.close_reset) b.reset(kE);
-        b.end();
-        const NarrowingState s = replay_batch({&a, &middle, &b});
-        const auto sets = calls(CommandId::CmdSetEvent), waits = calls(CommandId::CmdWaitEvents);
-        ASSERT_EQ(sets.size(), 1u) << k.name;
-        ASSERT_EQ(waits.size(), 1u) << k.name;
-        EXPECT_EQ(sets[0].src, kAll) << k.name;
-        EXPECT_EQ(waits[0].src, kAll) << k.name;
-        EXPECT_EQ(waits[0].src_access, uint64_t(VK_ACCESS_MEMORY_WRITE_BIT)) << k.name;
-        EXPECT_EQ(waits[0].dst, kNarrowDstStages) << k.name;
-        EXPECT_EQ(s.event_sets_narrowed, 0u) << k.name;
-        EXPECT_EQ(s.event_waits_narrowed, 1u) << k.name;
-    }
-}
-
-// A wait on two events narrows its source for both or neither: one event it
-// cannot prove keeps the other event's set whole too; so does a source access
-// the narrowed stages lack.
-TEST(EventNarrowing, OneUnprovableWaitKeepsEverySetOfItsEventsWhole) {
-    Rec a;
-    a.reset(kE).set(kE).set(kF).wait({kE, kF}).reset(kE).end();  // kF: never reset
-                                                                 // in the batch
-    replay_batch({&a});
-    for (const Call& c : calls(CommandId::CmdSetEvent)) EXPECT_EQ(c.src, kAll);
-    EXPECT_EQ(calls(CommandId::CmdWaitEvents)[0].src, kAll);
-
-    Rec b;
-    b.reset(kE).set(kE).wait({kE}).wait({kE}, kAll, kAll, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT).reset(kE).end();
-    replay_batch({&b});
-    EXPECT_EQ(calls(CommandId::CmdSetEvent)[0].src, kAll);
-    for (const Call& c : calls(CommandId::CmdWaitEvents)) EXPECT_EQ(c.src, kAll);
-}
-
-// Every stage bit, both versions, proven segment: the set and its wait come out
-// alike, only ALL_COMMANDS changes (and, v1, a destination naming it).
-TEST(EventNarrowing, SetAndWaitStayAlikeOnEveryStageBit) {
+// Every stage bit, both versions, between two resets: what orders work before the set or wait
+// stays (set masks, source sides); a destination naming ALL_COMMANDS is narrowed, and a
+// vkCmdSetEvent2's info comes out exactly as its wait's.
+TEST(EventNarrowing, OnlyDestinationsNamingAllCommandsNarrowOnEveryStageBit) {
     for (int bit = 0; bit < 64; ++bit) {
         const uint64_t stage = uint64_t(1) << bit;
+        const uint64_t dst = stage == kAll ? kNarrowDstStages : stage;
         if (bit < 32) {  // VkPipelineStageFlags
             Rec v1;
             v1.reset(kE).set(kE, stage).wait({kE}, stage, stage, 0).reset(kE).end();
             replay_batch({&v1});
             const Call set = calls(CommandId::CmdSetEvent)[0], wait = calls(CommandId::CmdWaitEvents)[0];
-            EXPECT_EQ(set.src, narrow_event_src(stage)) << "bit " << bit;
-            EXPECT_EQ(wait.src, set.src) << "bit " << bit;
-            EXPECT_EQ(wait.dst, stage == kAll ? kNarrowDstStages : stage) << "bit " << bit;
+            EXPECT_EQ(set.src, stage) << "bit " << bit;
+            EXPECT_EQ(wait.src, stage) << "bit " << bit;  // VUID-vkCmdWaitEvents-srcStageMask-01158
+            EXPECT_EQ(wait.dst, dst) << "bit " << bit;
         }
-
         Rec v2;
         v2.reset(kE).set2(kE, stage, stage).wait2(kE, stage, stage).reset(kE).end();
         replay_batch({&v2});
         const Call set2 = calls(CommandId::CmdSetEvent2)[0], wait2 = calls(CommandId::CmdWaitEvents2)[0];
-        EXPECT_EQ(set2.src, stage == kAll ? kCT : stage) << "bit " << bit;
-        EXPECT_EQ(set2.dst, stage == kAll ? kNarrowDstStages : stage) << "bit " << bit;
+        EXPECT_EQ(set2.src, stage) << "bit " << bit;
+        EXPECT_EQ(set2.src_access, uint64_t(VK_ACCESS_2_MEMORY_WRITE_BIT)) << "bit " << bit;
+        EXPECT_EQ(set2.dst, dst) << "bit " << bit;
         // VUID-vkCmdWaitEvents2-pEvents-03838: exactly equal.
         EXPECT_EQ(wait2.src, set2.src) << "bit " << bit;
         EXPECT_EQ(wait2.dst, set2.dst) << "bit " << bit;
@@ -286,18 +196,89 @@ TEST(EventNarrowing, SetAndWaitStayAlikeOnEveryStageBit) {
     }
 }
 
-// Synchronization2: the dependency info of set and wait must stay equal, so
-// nothing of either is narrowed unless the pairing is proven; an indirect
-// capture's wait makes both reach DRAW_INDIRECT.
-TEST(EventNarrowing, Synchronization2InfosNarrowTogetherOrNotAtAll) {
+// Set, wait in the same and in the next command buffer, between two resets in the batch.
+TEST(EventNarrowing, SetAndWaitsBetweenResetsOfOneBatchAreNarrowedAlike) {
     Rec a, b;
-    a.reset(kE).work().set2(kE).end();
-    b.wait2(kE).end();  // no reset after: a later wait outside the batch may pair
-                        // with the set
-    replay_batch({&a, &b});
-    EXPECT_EQ(calls(CommandId::CmdSetEvent2)[0].src, kAll);
-    EXPECT_EQ(calls(CommandId::CmdWaitEvents2)[0].dst, kAll);
+    a.reset(kE).work().set2(kE).work().wait2(kE).work().end();
+    b.wait2(kE).work().reset(kE).end();
+    const NarrowingState s = replay_batch({&a, &b});
+    const auto sets = calls(CommandId::CmdSetEvent2), waits = calls(CommandId::CmdWaitEvents2);
+    ASSERT_EQ(sets.size(), 1u);
+    ASSERT_EQ(waits.size(), 2u);
+    EXPECT_EQ(sets[0].src, kAll);
+    EXPECT_EQ(sets[0].dst, kNarrowDstStages);
+    EXPECT_EQ(sets[0].dst_access, uint64_t(VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_UNIFORM_READ_BIT |
+                                           VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT |
+                                           VK_ACCESS_2_TRANSFER_WRITE_BIT));
+    for (const Call& w : waits) {
+        EXPECT_EQ(w.src, sets[0].src);
+        EXPECT_EQ(w.dst, sets[0].dst);
+        EXPECT_EQ(w.src_access, sets[0].src_access);
+        EXPECT_EQ(w.dst_access, sets[0].dst_access);
+    }
+    for (const Call& r : calls(CommandId::CmdResetEvent)) EXPECT_EQ(r.src, kAll);  // resets stay
+    EXPECT_EQ(s.event_sets_narrowed, 1u);
+    EXPECT_EQ(s.event_waits_narrowed, 2u);
+    EXPECT_EQ(s.narrowed, 3u);
+    EXPECT_EQ(s.seen, 3u);
+}
 
+// Where a set or wait might pair with one fusion does not transform, synchronization2 infos
+// stay whole; a vkCmdWaitEvents' destination side is its own and is narrowed anyway.
+TEST(EventNarrowing, UnprovenPairingKeepsSynchronization2InfosWhole) {
+    struct Case {
+        const char* name;
+        bool open_reset, close_reset, middle_whole;
+    };
+    for (const Case& k : {Case{"no reset before", false, true, false}, Case{"no reset after", true, false, false},
+                          Case{"a capture replayed whole between", true, true, true}}) {
+        Rec a, middle, b;
+        if (k.open_reset) a.reset(kE);
+        a.work().set2(kE).set(kF).end();
+        middle.work().end();
+        middle.narrowed = !k.middle_whole;
+        b.wait2(kE).wait({kF}).work();
+        if (k.close_reset) b.reset(kE);
+        b.end();
+        const NarrowingState s = replay_batch({&a, &middle, &b});
+        const auto sets = calls(CommandId::CmdSetEvent2), waits = calls(CommandId::CmdWaitEvents2);
+        ASSERT_EQ(sets.size(), 1u) << k.name;
+        ASSERT_EQ(waits.size(), 1u) << k.name;
+        EXPECT_EQ(sets[0].dst, kAll) << k.name;
+        EXPECT_EQ(waits[0].dst, kAll) << k.name;
+        const Call v1 = calls(CommandId::CmdWaitEvents)[0];
+        EXPECT_EQ(v1.src, kAll) << k.name;
+        EXPECT_EQ(v1.src_access, uint64_t(VK_ACCESS_MEMORY_WRITE_BIT)) << k.name;
+        EXPECT_EQ(v1.dst, kNarrowDstStages) << k.name;
+        EXPECT_EQ(s.event_sets_narrowed, 0u) << k.name;
+        EXPECT_EQ(s.event_waits_narrowed, 1u) << k.name;
+    }
+}
+
+// A vkCmdWaitEvents2 on two events: each info as its own event's pairing allows.
+TEST(EventNarrowing, EachInfoOfAWaitFollowsItsOwnEvent) {
+    Rec a;
+    a.reset(kE).set2(kE).set2(kF).end();
+    const VkMemoryBarrier2 m = Rec::barrier2(kAll, kAll);
+    VkDependencyInfo infos[2] = {{VK_STRUCTURE_TYPE_DEPENDENCY_INFO}, {VK_STRUCTURE_TYPE_DEPENDENCY_INFO}};
+    for (auto& i : infos) {
+        i.memoryBarrierCount = 1;
+        i.pMemoryBarriers = &m;
+    }
+    const VkEvent both[2] = {kE, kF};
+    CmdWaitEvents2(a.c, CommandId::CmdWaitEvents2, 2, both, infos);
+    a.reset(kE).end();  // kF: never reset in the batch
+    replay_batch({&a});
+    const auto sets = calls(CommandId::CmdSetEvent2), waits = calls(CommandId::CmdWaitEvents2);
+    ASSERT_EQ(waits.size(), 2u);
+    EXPECT_EQ(sets[0].dst, kNarrowDstStages);
+    EXPECT_EQ(waits[0].dst, kNarrowDstStages);
+    EXPECT_EQ(sets[1].dst, kAll);
+    EXPECT_EQ(waits[1].dst, kAll);
+}
+
+// An indirect capture's wait makes set and wait both reach DRAW_INDIRECT.
+TEST(EventNarrowing, IndirectWaitReachesDrawIndirectInSetAndWait) {
     Rec c, d;
     c.reset(kE).work().set2(kE).end();
     CmdDispatchIndirect(d.c, CommandId::CmdDispatchIndirect, VkBuffer(uint64_t(9)), 0);
@@ -305,34 +286,31 @@ TEST(EventNarrowing, Synchronization2InfosNarrowTogetherOrNotAtAll) {
     d.indirect = true;
     const NarrowingState s = replay_batch({&c, &d});
     const Call set = calls(CommandId::CmdSetEvent2)[0], wait = calls(CommandId::CmdWaitEvents2)[0];
-    EXPECT_EQ(set.src, kCT);
+    EXPECT_EQ(set.src, kAll);
     EXPECT_EQ(set.dst, kNarrowDstIndirectStages);
-    EXPECT_EQ(wait.src, set.src);
     EXPECT_EQ(wait.dst, set.dst);
     EXPECT_EQ(wait.dst_access, set.dst_access);
+    EXPECT_TRUE(wait.dst_access & VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
     EXPECT_EQ(s.event_sets_narrowed, 1u);
     EXPECT_EQ(s.event_waits_narrowed, 1u);
 }
 
-// The history rule covers event commands as it covers barriers: after other
-// work on the queue, a full barrier of ours goes in front of the first narrowed
-// one.
+// The history rule covers event commands as it covers barriers: after other work on the
+// queue, a full barrier of ours goes in front of the first narrowed one.
 TEST(EventNarrowing, FullBarrierInFrontOfTheFirstNarrowedEventCommandAfterOtherWork) {
     Rec a;
-    a.reset(kE).set(kE).wait({kE}).reset(kE).end();
+    a.reset(kE).set2(kE).wait2(kE).reset(kE).end();
     const NarrowingState s = replay_batch({&a}, true);
-    ASSERT_GE(g_calls.size(), 3u);
+    ASSERT_EQ(g_calls.size(), 5u);
     EXPECT_EQ(g_calls[0].id, CommandId::CmdResetEvent);
-    EXPECT_EQ(g_calls[1].id,
-              CommandId::CmdPipelineBarrier);  // ours, from everything
+    EXPECT_EQ(g_calls[1].id, CommandId::CmdPipelineBarrier);  // ours, from everything
     EXPECT_EQ(g_calls[1].src, kAll);
     EXPECT_EQ(g_calls[1].dst, kNarrowDstStages);
-    EXPECT_EQ(g_calls[2].id, CommandId::CmdSetEvent);
-    EXPECT_EQ(g_calls[2].src, kCT);
+    EXPECT_EQ(g_calls[2].id, CommandId::CmdSetEvent2);
+    EXPECT_EQ(g_calls[2].dst, kNarrowDstStages);
     EXPECT_EQ(s.inserted, 1u);
     EXPECT_FALSE(s.full_first);
 
-    // Only the destination narrowed: the full barrier goes in front of the wait.
     Rec b;
     b.set(kE).wait({kE}).end();
     const NarrowingState t = replay_batch({&b}, true);
@@ -341,5 +319,6 @@ TEST(EventNarrowing, FullBarrierInFrontOfTheFirstNarrowedEventCommandAfterOtherW
     EXPECT_EQ(g_calls[0].src, kAll);
     EXPECT_EQ(g_calls[1].id, CommandId::CmdPipelineBarrier);
     EXPECT_EQ(g_calls[2].id, CommandId::CmdWaitEvents);
+    EXPECT_EQ(g_calls[2].dst, kNarrowDstStages);
     EXPECT_EQ(t.inserted, 1u);
 }
