@@ -64,15 +64,6 @@ constexpr uint64_t kTransferParts = VK_PIPELINE_STAGE_2_COPY_BIT | VK_PIPELINE_S
 bool narrowable_work(const CommandCapture& capture) {
     for (const CaptureRecord* r = capture.records(); r; r = r->next) {
         switch (r->id) {
-        case CommandId::CmdSetEvent:
-        case CommandId::CmdSetEvent2:
-        case CommandId::CmdSetEvent2KHR:
-        case CommandId::CmdResetEvent:
-        case CommandId::CmdResetEvent2:
-        case CommandId::CmdResetEvent2KHR:
-        case CommandId::CmdWaitEvents:
-        case CommandId::CmdWaitEvents2:
-        case CommandId::CmdWaitEvents2KHR:
         // Descriptor-buffer reads are an access of their own that named accesses would drop.
         case CommandId::CmdBindDescriptorBuffersEXT:
         case CommandId::CmdSetDescriptorBufferOffsetsEXT:
@@ -149,15 +140,21 @@ bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d,
 // vkCmdPipelineBarrier2: masks per barrier; narrowed only if every barrier that names
 // ALL_COMMANDS can be (one barrier of the call left whole keeps its whole cost anyway).
 template <typename B>
-bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool indirect) {
+bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool indirect, bool dst_only) {
     out.assign(in, in + n);
     for (B& b : out) {
         if constexpr (!std::is_same_v<B, VkMemoryBarrier2>)
             if (!no_ownership_transfer(b.srcQueueFamilyIndex, b.dstQueueFamilyIndex)) return false;
-        if (!((b.srcStageMask | b.dstStageMask) & kAll)) continue;
+        if (!(((dst_only ? 0 : b.srcStageMask) | b.dstStageMask) & kAll)) continue;
         uint64_t src = b.srcStageMask, dst = b.dstStageMask;
-        if (!narrow_stage_masks(src, dst, b.srcAccessMask, b.dstAccessMask, indirect)) return false;
-        b.srcAccessMask = side_access(b.srcAccessMask, b.srcStageMask, src);
+        if (dst_only) {
+            if (!narrow_side(dst, b.dstAccessMask, narrow_dst_stages(indirect),
+                             indirect ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0))
+                return false;
+        } else if (!narrow_stage_masks(src, dst, b.srcAccessMask, b.dstAccessMask, indirect)) {
+            return false;
+        }
+        if (!dst_only) b.srcAccessMask = side_access(b.srcAccessMask, b.srcStageMask, src);
         b.dstAccessMask = side_access(b.dstAccessMask, b.dstStageMask, dst);
         b.srcStageMask = src;
         b.dstStageMask = dst;
@@ -166,26 +163,38 @@ bool narrow_each(const B* in, uint32_t n, std::vector<B>& out, bool& any, bool i
     return true;
 }
 
-bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, CommandId id,
-               NarrowingState& state) {
-    const VkDependencyInfo* info = r.pDependencyInfo;
-    if (!info || info->dependencyFlags != 0) return false;
+// One dependency info narrowed (all its barriers that name ALL_COMMANDS, or none; `dst_only`:
+// on their destination side only): a function of the info and the flags alone, so equal infos
+// stay equal (vkCmdSetEvent2 and its waits).
+struct NarrowedInfo {
+    VkDependencyInfo info{};
     std::vector<VkMemoryBarrier2> memory;
     std::vector<VkBufferMemoryBarrier2> buffers;
     std::vector<VkImageMemoryBarrier2> images;
+};
+bool narrow_info(const VkDependencyInfo* info, bool indirect, NarrowedInfo& out, bool dst_only = false) {
+    if (!info || info->dependencyFlags != 0) return false;
     bool any = false;
-    const bool ind = state.indirect;
-    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, memory, any, ind) ||
-        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, buffers, any, ind) ||
-        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, images, any, ind) || !any)
+    if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, out.memory, any, indirect, dst_only) ||
+        !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, out.buffers, any, indirect,
+                     dst_only) ||
+        !narrow_each(info->pImageMemoryBarriers, info->imageMemoryBarrierCount, out.images, any, indirect, dst_only) ||
+        !any)
         return false;
+    out.info = *info;
+    out.info.pMemoryBarriers = out.memory.data();
+    out.info.pBufferMemoryBarriers = out.buffers.data();
+    out.info.pImageMemoryBarriers = out.images.data();
+    return true;
+}
+
+bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, CommandId id,
+               NarrowingState& state) {
+    NarrowedInfo narrowed;
+    if (!narrow_info(r.pDependencyInfo, state.indirect, narrowed)) return false;
     lead(d, cb, state);
-    VkDependencyInfo narrowed = *info;
-    narrowed.pMemoryBarriers = memory.data();
-    narrowed.pBufferMemoryBarriers = buffers.data();
-    narrowed.pImageMemoryBarriers = images.data();
-    if (id == CommandId::CmdPipelineBarrier2) d.CmdPipelineBarrier2(cb, &narrowed);
-    else d.CmdPipelineBarrier2KHR(cb, &narrowed);
+    if (id == CommandId::CmdPipelineBarrier2) d.CmdPipelineBarrier2(cb, &narrowed.info);
+    else d.CmdPipelineBarrier2KHR(cb, &narrowed.info);
     return true;
 }
 
@@ -204,6 +213,174 @@ bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCom
     return true;
 }
 
+
+// --- events (narrowing.md, case 7) ----------------------------------------------------------
+
+namespace {
+VkEvent reset_event(const CaptureRecord& r) {
+    switch (r.id) {
+    case CommandId::CmdResetEvent: return static_cast<const CmdResetEventRecord&>(r).event;
+    case CommandId::CmdResetEvent2:
+    case CommandId::CmdResetEvent2KHR: return static_cast<const CmdResetEvent2Record&>(r).event;
+    default: return VK_NULL_HANDLE;
+    }
+}
+}  // namespace
+
+void EventPlan::clear() { *this = EventPlan{}; }
+
+int EventPlan::segment_of(VkEvent e) const {
+    auto it = open_.find(e);
+    return it == open_.end() ? -1 : it->second;
+}
+
+void EventPlan::entry(VkEvent e, bool indirect) {
+    const int s = segment_of(e);
+    entry_segment_.push_back(s);
+    if (s >= 0) segments_[size_t(s)].indirect = segments_[size_t(s)].indirect || indirect;
+}
+
+void EventPlan::add(const CommandCapture& capture, bool narrowed, bool indirect) {
+    // A device reset closes the event's segment and opens the next.
+    auto reset = [&](VkEvent e) {
+        if (const int s = segment_of(e); s >= 0) segments_[size_t(s)].closed = true;
+        open_[e] = int(segments_.size());
+        segments_.emplace_back();
+    };
+    // A capture replayed as it is (whose secondaries, say, may set or wait any event): no
+    // segment open across it or opened in it is provable.
+    auto taint_open = [&] {
+        for (const auto& [event, s] : open_) segments_[size_t(s)].tainted = true;
+    };
+    if (!narrowed) taint_open();
+    for (const CaptureRecord* r = capture.records(); r; r = r->next) {
+        if (const VkEvent e = reset_event(*r)) {
+            reset(e);
+            continue;
+        }
+        if (!narrowed) continue;
+        switch (r->id) {
+        case CommandId::CmdSetEvent2:
+        case CommandId::CmdSetEvent2KHR: entry(static_cast<const CmdSetEvent2Record&>(*r).event, indirect); break;
+        case CommandId::CmdWaitEvents2:
+        case CommandId::CmdWaitEvents2KHR: {
+            const auto& w = static_cast<const CmdWaitEvents2Record&>(*r);
+            for (uint32_t i = 0; i < w.eventCount; ++i) entry(w.pEvents[i], indirect);
+            break;
+        }
+        default: break;
+        }
+    }
+    if (!narrowed) taint_open();
+}
+
+void EventPlan::finish() {
+    finished_ = true;
+    decisions_.resize(entry_segment_.size());
+    for (size_t i = 0; i < decisions_.size(); ++i) {
+        const int s = entry_segment_[i];
+        const bool proven = s >= 0 && segments_[size_t(s)].closed && !segments_[size_t(s)].tainted;
+        decisions_[i] = !proven ? 0 : segments_[size_t(s)].indirect ? 2 : 1;
+    }
+}
+
+const uint8_t* EventPlan::take(uint32_t count) {
+    if (!finished_) finish();
+    if (cursor_ + count > decisions_.size()) {
+        cursor_ = decisions_.size();
+        return nullptr;
+    }
+    const uint8_t* p = decisions_.data() + cursor_;
+    cursor_ += count;
+    return p;
+}
+
+namespace {
+// vkCmdWaitEvents: the destination side is the wait's own, narrowed as a barrier's would be.
+// The source side stays: it must be the OR of the sets' masks, which stay too.
+bool replay_wait_v1(const CmdWaitEventsRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb,
+                    NarrowingState& state) {
+    uint64_t dst = r.dstStageMask, dst_access = 0;
+    for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) dst_access |= r.pMemoryBarriers[i].dstAccessMask;
+    for (uint32_t i = 0; i < r.bufferMemoryBarrierCount; ++i) dst_access |= r.pBufferMemoryBarriers[i].dstAccessMask;
+    for (uint32_t i = 0; i < r.imageMemoryBarrierCount; ++i) dst_access |= r.pImageMemoryBarriers[i].dstAccessMask;
+    const bool ind = state.indirect;
+    if (!(dst & kAll) ||
+        !narrow_side(dst, dst_access, narrow_dst_stages(ind), ind ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0))
+        return false;
+    lead(d, cb, state);
+    auto name = [&](auto& b) { b.dstAccessMask = VkAccessFlags(named_access(b.dstAccessMask, dst)); };
+    std::vector<VkMemoryBarrier> memory(r.pMemoryBarriers, r.pMemoryBarriers + r.memoryBarrierCount);
+    std::vector<VkBufferMemoryBarrier> buffers(r.pBufferMemoryBarriers, r.pBufferMemoryBarriers + r.bufferMemoryBarrierCount);
+    std::vector<VkImageMemoryBarrier> images(r.pImageMemoryBarriers, r.pImageMemoryBarriers + r.imageMemoryBarrierCount);
+    for (auto& b : memory) name(b);
+    for (auto& b : buffers) name(b);
+    for (auto& b : images) name(b);
+    d.CmdWaitEvents(cb, r.eventCount, r.pEvents, r.srcStageMask, VkPipelineStageFlags(dst), r.memoryBarrierCount,
+                    memory.data(), r.bufferMemoryBarrierCount, buffers.data(), r.imageMemoryBarrierCount,
+                    images.data());
+    return true;
+}
+
+bool replay_wait_v2(const CmdWaitEvents2Record& r, const uint8_t* decisions, const VkLayerDispatchTable& d,
+                    VkCommandBuffer cb, CommandId id, NarrowingState& state) {
+    if (!decisions) return false;
+    std::vector<NarrowedInfo> narrowed(r.eventCount);
+    std::vector<VkDependencyInfo> infos(r.pDependencyInfos, r.pDependencyInfos + r.eventCount);
+    bool any = false;
+    for (uint32_t i = 0; i < r.eventCount; ++i)
+        if (decisions[i] && narrow_info(&r.pDependencyInfos[i], decisions[i] == 2, narrowed[i], true)) {
+            infos[i] = narrowed[i].info;
+            any = true;
+        }
+    if (!any) return false;
+    lead(d, cb, state);
+    if (id == CommandId::CmdWaitEvents2) d.CmdWaitEvents2(cb, r.eventCount, r.pEvents, infos.data());
+    else d.CmdWaitEvents2KHR(cb, r.eventCount, r.pEvents, infos.data());
+    return true;
+}
+}  // namespace
+
+bool replay_event(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state,
+                  EventPlan& plan) {
+    bool narrowed = false, wait = false;
+    switch (r.id) {
+    case CommandId::CmdSetEvent2:
+    case CommandId::CmdSetEvent2KHR: {
+        // Its info's destination side, exactly as its waits' (its first scope stays).
+        const auto& s = static_cast<const CmdSetEvent2Record&>(r);
+        const uint8_t* decision = plan.take(1);
+        NarrowedInfo info;
+        narrowed = decision && decision[0] && narrow_info(s.pDependencyInfo, decision[0] == 2, info, true);
+        if (narrowed) {
+            lead(d, cb, state);
+            if (r.id == CommandId::CmdSetEvent2) d.CmdSetEvent2(cb, s.event, &info.info);
+            else d.CmdSetEvent2KHR(cb, s.event, &info.info);
+        }
+        break;
+    }
+    case CommandId::CmdWaitEvents:
+        wait = true;
+        narrowed = replay_wait_v1(static_cast<const CmdWaitEventsRecord&>(r), d, cb, state);
+        break;
+    case CommandId::CmdWaitEvents2:
+    case CommandId::CmdWaitEvents2KHR: {
+        const auto& w = static_cast<const CmdWaitEvents2Record&>(r);
+        wait = true;
+        narrowed = replay_wait_v2(w, plan.take(w.eventCount), d, cb, r.id, state);
+        break;
+    }
+    default: return false;  // vkCmdSetEvent, vkCmdResetEvent/2: replayed as recorded by the caller
+    }
+    ++state.seen;
+    if (narrowed) {
+        ++state.narrowed;
+        ++(wait ? state.event_waits_narrowed : state.event_sets_narrowed);
+    } else {
+        replay_record(d, cb, r);
+    }
+    return true;
+}
 
 namespace {
 void full_memory_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, uint64_t src, uint64_t dst) {

@@ -16,6 +16,15 @@
 // narrowed after work fusion did not replay gets a full barrier of Slipstream's in front of it
 // (record_leading_barrier), and a batch whose barriers were narrowed ends with one
 // (record_trailing_barrier).
+//
+// Events (narrowing.md, case 7): what a set or wait orders before it (vkCmdSetEvent's stage
+// mask, a wait's source side) stays as recorded: it must match across set and wait, and it is
+// what orders the set after the event's reset. A vkCmdWaitEvents' destination side is the
+// wait's own and is narrowed like a barrier's. vkCmdWaitEvents2's dependency infos must equal
+// the vkCmdSetEvent2 ones: their destination sides are narrowed, in the set and the waits
+// alike, only where every set and wait that can pair with them is provably transformed the
+// same way: between two device resets of the event in one batch, with every capture between
+// them replayed with narrowing (EventPlan).
 #pragma once
 
 #include "capture/command_capture.h"
@@ -23,6 +32,8 @@
 #include <vulkan/vk_layer_dispatch_table.h>
 
 #include <cstdint>
+#include <unordered_map>
+#include <vector>
 
 namespace slipstream::capture {
 
@@ -39,23 +50,61 @@ bool narrow_stage_masks(uint64_t& src_stages, uint64_t& dst_stages, uint64_t src
                         bool indirect = false);
 
 // Whether every command of the capture works in the narrowed stages (transfer's sub-stages
-// count as transfer) and none is an event command: a capture with queries, timestamps or
-// events (whose own stage masks fusion does not narrow) is replayed as it is, and counts as
-// work outside the narrowed stages for the barriers around it.
+// count as transfer; event commands do no work of their own): a capture with queries,
+// timestamps or descriptor buffers is replayed as it is, and counts as work outside the
+// narrowed stages for the barriers around it.
 bool narrowable_work(const CommandCapture& capture);
+
+// Which vkCmdSetEvent2 / vkCmdWaitEvents2 of one batch may have their dependency infos
+// narrowed: those on an event between two device resets of it in the batch, where every
+// capture from one reset to the other is replayed with narrowing. Anything else might pair
+// with a set or wait fusion does not transform: left whole.
+class EventPlan {
+public:
+    void clear();
+    // Every capture of the batch, in replay order (`narrowed`: replayed with narrowing).
+    void add(const CommandCapture& capture, bool narrowed, bool indirect);
+    // Replay side, in the same order: for the next vkCmdSetEvent2 or vkCmdWaitEvents2 of a
+    // narrowed capture, one entry per event (0: keep; 1: narrow; 2: narrow, the destination
+    // reaching DRAW_INDIRECT). nullptr where the plan has none (keep).
+    const uint8_t* take(uint32_t count);
+
+private:
+    struct Segment {
+        bool closed = false, tainted = false, indirect = false;
+    };
+    int segment_of(VkEvent e) const;
+    void entry(VkEvent e, bool indirect);
+    void finish();
+
+    std::vector<Segment> segments_;
+    std::unordered_map<VkEvent, int> open_;
+    std::vector<int> entry_segment_;  // per entry (-1: before any reset in the batch)
+    std::vector<uint8_t> decisions_;
+    size_t cursor_ = 0;
+    bool finished_ = false;
+};
 
 // What one batch's replays did.
 struct NarrowingState {
     bool indirect = false;         // in: the capture dispatches indirectly
     bool full_first = false;       // in/out: the queue ran work fusion did not replay (history)
-    uint32_t seen = 0;             // pipeline barriers replayed
+    uint32_t seen = 0;             // pipeline barriers and event sets and waits replayed
     uint32_t narrowed = 0;         // ... with narrowed stage masks
     uint32_t inserted = 0;         // full barriers of ours put in front of one (history)
+    uint32_t event_sets_narrowed = 0;   // event sets among `narrowed` (vkCmdSetEvent2's info)
+    uint32_t event_waits_narrowed = 0;  // event waits among `narrowed`
 };
 
 // Replays one pipeline barrier record (vkCmdPipelineBarrier, 2 or 2KHR), narrowed where it
 // can be; false for any other record (nothing recorded).
 bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state);
+
+// Replays one vkCmdSetEvent2/KHR or vkCmdWaitEvents/2/KHR record of a narrowed capture, its
+// destination side narrowed where it (and `plan`) allows; false for any other record (nothing
+// recorded).
+bool replay_event(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state,
+                  EventPlan& plan);
 
 
 // The barrier a batch with narrowed barriers ends with: everything its work wrote, before

@@ -9,6 +9,7 @@ namespace slipstream::capture {
 void BatchReplay::begin_batch() {
     pipeline_ = {};
     sets_ = {};
+    events_.clear();
     binds_left_out_ = 0;
 }
 
@@ -64,7 +65,7 @@ void BatchReplay::replay(const CommandCapture& capture, const VkLayerDispatchTab
         case CommandId::CmdSetDescriptorBufferOffsetsEXT:
         case CommandId::CmdBindDescriptorBufferEmbeddedSamplersEXT: sets_ = {}; break;
         default:
-            if (narrow && replay_barrier(*r, d, cb, state)) continue;
+            if (narrow && (replay_barrier(*r, d, cb, state) || replay_event(*r, d, cb, state, events_))) continue;
             break;
         }
         replay_record(d, cb, *r);

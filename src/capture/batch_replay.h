@@ -16,8 +16,13 @@ namespace slipstream::capture {
 
 class BatchReplay {
 public:
-    // A new batch: nothing bound yet.
+    // A new batch: nothing bound yet, no event plan.
     void begin_batch();
+    // Before the batch's replays, where barriers are narrowed: every capture of the batch, in
+    // order (`narrowed`: replayed with narrowing), for the event plan (barrier_narrowing.h).
+    void plan_events(const CommandCapture& capture, bool narrowed, bool indirect) {
+        events_.add(capture, narrowed, indirect);
+    }
     // Replays `capture` into `cb` (`narrow`: barriers narrowed; `state` says what the queue's
     // history allows and counts what happened).
     void replay(const CommandCapture& capture, const VkLayerDispatchTable& d, VkCommandBuffer cb, bool narrow,
@@ -44,6 +49,7 @@ private:
 
     PipelineBinding pipeline_;
     SetBinding sets_;
+    EventPlan events_;
     uint32_t binds_left_out_ = 0;
 };
 

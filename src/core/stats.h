@@ -76,8 +76,10 @@ namespace slipstream {
     X(LayoutDestroysPutOff, "layout_destroys_put_off") /* layouts/templates kept for lazy captures */ \
     X(FuseBarriersLeftOut, "fuse_barriers_left_out") /* the command buffer opened with one that holds it */ \
     X(FuseBarriersElided, "fuse_barriers_elided") /* its memory provably meets no write of those before */ \
-    X(BarriersSeen, "barriers_seen")            /* pipeline barriers replayed into batches */ \
+    X(BarriersSeen, "barriers_seen")            /* pipeline barriers, event sets and waits replayed into batches */ \
     X(BarriersNarrowed, "barriers_narrowed")    /* ... their ALL_COMMANDS narrowed */ \
+    X(EventSetsNarrowed, "event_sets_narrowed") /* ... of them vkCmdSetEvent2s (their infos, as the waits') */ \
+    X(EventWaitsNarrowed, "event_waits_narrowed") /* ... of them event waits */ \
     X(FullBarriersInserted, "full_barriers_inserted") /* ours, around narrowed ones (the queue's other work) */ \
     X(BindsLeftOut, "binds_left_out")           /* pipeline and set binds the batch already had */
 

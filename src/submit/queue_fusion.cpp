@@ -150,6 +150,9 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb) {
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VkResult r = d.BeginCommandBuffer(cb, &begin);
     replay_.begin_batch();
+    if (d_.settings.narrow_barriers)  // which event sets and waits pair only among themselves
+        for (const CommandBufferState* state : b.cbs)
+            replay_.plan_events(*state->capture, state->narrowable, dispatches_indirectly(*state));
     elision_.begin_batch();
     for (const CommandBufferState* state : b.cbs) {
         // In front of every fused command buffer, a batch's first too: to an application that
@@ -201,7 +204,7 @@ void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBu
     }
     narrowed_without_indirect_ = narrowed_without_indirect_ && !indirect;
     if (!state.narrowable) {
-        // Work in other stages (queries, timestamps, events): narrowed barriers before it get a
+        // Work in other stages (queries, timestamps): narrowed barriers before it get a
         // full one of ours in front of it, and barriers after it stay whole (narrowing.md).
         if (narrowed_in_batch_ && history) {
             capture::record_trailing_barrier(d, cb);
@@ -222,6 +225,8 @@ void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBu
     }
     d_.stats.add(Counter::BarriersSeen, s.seen);
     d_.stats.add(Counter::BarriersNarrowed, s.narrowed);
+    d_.stats.add(Counter::EventSetsNarrowed, s.event_sets_narrowed);
+    d_.stats.add(Counter::EventWaitsNarrowed, s.event_waits_narrowed);
     d_.stats.add(Counter::FullBarriersInserted, s.inserted);
 }
 

@@ -19,10 +19,21 @@
 //                                       layout transition) reads it as a storage image;
 //   layout_transition  image layout transitions (UNDEFINED -> GENERAL, GENERAL ->
 //                      TRANSFER_SRC_OPTIMAL and back) inside the barriers, a dispatch writing
-//                      a storage image and vkCmdCopyImageToBuffer reading it.
+//                      a storage image and vkCmdCopyImageToBuffer reading it;
+//   events             the barrier's dependency made with an event instead (vkCmdSetEvent
+//                      ALL_COMMANDS, vkCmdWaitEvents ALL_COMMANDS -> ALL_COMMANDS; v2:
+//                      vkCmdSetEvent2 / vkCmdWaitEvents2 with the barrier's dependency info),
+//                      between two resets of the event:
+//                        .compute        a dispatch sets it, a dispatch in the same command
+//                                        buffer and one in the next (same vkQueueSubmit)
+//                                        wait on it and read what the first wrote;
+//                        .after_graphics graphics_after.compute_reads with the event's wait
+//                                        doing the image's layout transition;
+//                        .draw_reads     graphics_after.draw_reads with the event's wait the
+//                                        only thing between the dispatch and the draw.
 // Each scenario runs once with vkCmdPipelineBarrier and, where the device has the
 // synchronization2 feature, once with vkCmdPipelineBarrier2, and checks every result against
-// a CPU reference. Arguments name the scenarios to run (default: the four); the program
+// a CPU reference. Arguments name the scenarios to run (default: the five); the program
 // prints nothing but failures and one checksum over everything it read back.
 //   history_first_barrier (by name only) is graphics_after.compute_reads with one more
 //                      barrier in front of the barrier, naming ALL_COMMANDS on one side only
@@ -67,35 +78,43 @@ struct Transition {
 // The barrier: ALL_COMMANDS, MEMORY_WRITE -> ALL_COMMANDS, MEMORY_READ|MEMORY_WRITE, as a
 // global memory barrier, with the image's layout transition (same stages and accesses) when
 // one is given. `to_host`: -> HOST, HOST_READ instead (for the readback at the end).
-void all_commands_barrier(VkCommandBuffer cb, Sync sync, const Transition* t = nullptr, bool to_host = false) {
-    const VkPipelineStageFlags2 dst_stage = to_host ? VK_PIPELINE_STAGE_2_HOST_BIT : kAll;
-    const VkAccessFlags2 dst_access = to_host ? VK_ACCESS_2_HOST_READ_BIT : kReadWrite;
-    const VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    if (sync == Sync::v1) {
-        VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+// Its structures, v1 (vkCmdPipelineBarrier, vkCmdWaitEvents) and v2 (vkCmdPipelineBarrier2,
+// and the same for an event's vkCmdSetEvent2 and vkCmdWaitEvents2, which must match).
+struct AllCommands1 {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
+    uint32_t images = 0;
+    VkPipelineStageFlags dst_stage;
+    AllCommands1(const Transition* t, bool to_host) {
+        const VkAccessFlags dst_access = VkAccessFlags(to_host ? VK_ACCESS_2_HOST_READ_BIT : kReadWrite);
+        dst_stage = VkPipelineStageFlags(to_host ? VK_PIPELINE_STAGE_2_HOST_BIT : kAll);
         mb.srcAccessMask = VkAccessFlags(kWrite);
-        mb.dstAccessMask = VkAccessFlags(dst_access);
-        VkImageMemoryBarrier ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER};
-        if (t) {
-            ib.srcAccessMask = t->from == VK_IMAGE_LAYOUT_UNDEFINED ? 0 : VkAccessFlags(kWrite);
-            ib.dstAccessMask = VkAccessFlags(dst_access);
-            ib.oldLayout = t->from;
-            ib.newLayout = t->to;
-            ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-            ib.image = t->image;
-            ib.subresourceRange = range;
-        }
-        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VkPipelineStageFlags(dst_stage), 0, 1, &mb, 0,
-                             nullptr, t ? 1 : 0, &ib);
-        return;
+        mb.dstAccessMask = dst_access;
+        if (!t) return;
+        images = 1;
+        ib.srcAccessMask = t->from == VK_IMAGE_LAYOUT_UNDEFINED ? 0 : VkAccessFlags(kWrite);
+        ib.dstAccessMask = dst_access;
+        ib.oldLayout = t->from;
+        ib.newLayout = t->to;
+        ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        ib.image = t->image;
+        ib.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
     }
+};
+struct AllCommands2 {
     VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    mb.srcStageMask = kAll;
-    mb.srcAccessMask = kWrite;
-    mb.dstStageMask = dst_stage;
-    mb.dstAccessMask = dst_access;
     VkImageMemoryBarrier2 ib{VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2};
-    if (t) {
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    AllCommands2(const Transition* t, bool to_host) {
+        const VkPipelineStageFlags2 dst_stage = to_host ? VK_PIPELINE_STAGE_2_HOST_BIT : kAll;
+        const VkAccessFlags2 dst_access = to_host ? VK_ACCESS_2_HOST_READ_BIT : kReadWrite;
+        mb.srcStageMask = kAll;
+        mb.srcAccessMask = kWrite;
+        mb.dstStageMask = dst_stage;
+        mb.dstAccessMask = dst_access;
+        dep.memoryBarrierCount = 1;
+        dep.pMemoryBarriers = &mb;
+        if (!t) return;
         ib.srcStageMask = kAll;
         ib.srcAccessMask = t->from == VK_IMAGE_LAYOUT_UNDEFINED ? 0 : kWrite;
         ib.dstStageMask = dst_stage;
@@ -104,14 +123,47 @@ void all_commands_barrier(VkCommandBuffer cb, Sync sync, const Transition* t = n
         ib.newLayout = t->to;
         ib.srcQueueFamilyIndex = ib.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
         ib.image = t->image;
-        ib.subresourceRange = range;
+        ib.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+        dep.imageMemoryBarrierCount = 1;
+        dep.pImageMemoryBarriers = &ib;
     }
-    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dep.memoryBarrierCount = 1;
-    dep.pMemoryBarriers = &mb;
-    dep.imageMemoryBarrierCount = t ? 1 : 0;
-    dep.pImageMemoryBarriers = &ib;
-    vkCmdPipelineBarrier2(cb, &dep);
+    AllCommands2(const AllCommands2&) = delete;  // dep points into it
+};
+
+void all_commands_barrier(VkCommandBuffer cb, Sync sync, const Transition* t = nullptr, bool to_host = false) {
+    if (sync == Sync::v1) {
+        const AllCommands1 b(t, to_host);
+        vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, b.dst_stage, 0, 1, &b.mb, 0, nullptr, b.images,
+                             &b.ib);
+        return;
+    }
+    const AllCommands2 b(t, to_host);
+    vkCmdPipelineBarrier2(cb, &b.dep);
+}
+
+// The same with an event: reset, set (ALL_COMMANDS; v2 with the barrier's dependency info)
+// and wait (ALL_COMMANDS -> ALL_COMMANDS, the barrier's structures).
+void reset_event(VkCommandBuffer cb, Sync sync, VkEvent e) {
+    if (sync == Sync::v1) vkCmdResetEvent(cb, e, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+    else vkCmdResetEvent2(cb, e, kAll);
+}
+void set_event(VkCommandBuffer cb, Sync sync, VkEvent e, const Transition* t = nullptr) {
+    if (sync == Sync::v1) {
+        vkCmdSetEvent(cb, e, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+        return;
+    }
+    const AllCommands2 b(t, false);
+    vkCmdSetEvent2(cb, e, &b.dep);
+}
+void wait_event(VkCommandBuffer cb, Sync sync, VkEvent e, const Transition* t = nullptr) {
+    if (sync == Sync::v1) {
+        const AllCommands1 b(t, false);
+        vkCmdWaitEvents(cb, 1, &e, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, b.dst_stage, 1, &b.mb, 0, nullptr, b.images,
+                        &b.ib);
+        return;
+    }
+    const AllCommands2 b(t, false);
+    vkCmdWaitEvents2(cb, 1, &e, &b.dep);
 }
 
 // Whether the device has Vulkan 1.3's synchronization2 (asked before the context exists:
@@ -159,6 +211,13 @@ VkDescriptorPool make_pool(vkapp::Context& ctx) {
     VkDescriptorPool pool;
     VK_CHECK(vkCreateDescriptorPool(ctx.device, &ci, nullptr, &pool));
     return pool;
+}
+
+VkEvent make_event(vkapp::Context& ctx) {
+    VkEventCreateInfo ci{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+    VkEvent e;
+    VK_CHECK(vkCreateEvent(ctx.device, &ci, nullptr, &e));
+    return e;
 }
 
 void write_image(vkapp::Context& ctx, VkDescriptorSet set, uint32_t binding, VkImageView view) {
@@ -457,7 +516,9 @@ struct Graphics {
 
 // Compute writes the vertex buffer; the graphics command buffer after it draws from it with
 // no barrier in front of the draw: only the compute command buffer's last barrier orders them.
-bool draw_reads(Env& env, Sync sync, const Graphics& g) {
+// `event`: the barrier at the end of the compute command buffer is an event instead (reset,
+// the dispatch, set, wait, reset): events.draw_reads.
+bool draw_reads(Env& env, Sync sync, const Graphics& g, bool event = false) {
     vkapp::Context& ctx = env.ctx;
     const std::vector<Rect> rects = {{4, 4, 30, 20, 0xff0000ffu},
                                      {20, 10, 60, 40, 0xff32c800u},
@@ -486,6 +547,7 @@ bool draw_reads(Env& env, Sync sync, const Graphics& g) {
     write_buffer(ctx, set, 0, rect_buffer.buffer);
     write_buffer(ctx, set, 1, vb.buffer);
     VkFence fence = suite::create_fence(ctx);
+    VkEvent e = make_event(ctx);
 
     // Stale vertices (all at the origin: nothing drawn), then the compute pass.
     VkCommandBuffer cb = env.begin();
@@ -494,12 +556,19 @@ bool draw_reads(Env& env, Sync sync, const Graphics& g) {
     env.submit(cb);
     cb = env.begin();
     all_commands_barrier(cb, sync);
+    if (event) reset_event(cb, sync, e);
     const int32_t pc[3] = {int32_t(rects.size()), dx, dy};
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, verts.pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, verts.layout, 0, 1, &set, 0, nullptr);
     vkCmdPushConstants(cb, verts.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
     vkCmdDispatch(cb, 1, 1, 1);
-    all_commands_barrier(cb, sync);  // the only thing between the dispatch and the draw
+    if (event) {  // the only thing between the dispatch and the draw
+        set_event(cb, sync, e);
+        wait_event(cb, sync, e);
+        reset_event(cb, sync, e);
+    } else {
+        all_commands_barrier(cb, sync);  // the only thing between the dispatch and the draw
+    }
     env.submit(cb);
     // The graphics command buffer: the draw first, its own barriers only after the render pass.
     cb = env.begin();
@@ -520,7 +589,9 @@ bool draw_reads(Env& env, Sync sync, const Graphics& g) {
     env.submit(cb, fence);
     suite::wait_fence(ctx, fence);
     const std::vector<uint32_t> want = rasterize(rects, clear, dx, dy);
-    const bool ok = env.check("graphics_after.draw_reads", sync, readback, want.data(), want.size());
+    const bool ok = env.check(event ? "events.draw_reads" : "graphics_after.draw_reads", sync, readback, want.data(),
+                              want.size());
+    vkDestroyEvent(ctx.device, e, nullptr);
 
     vkDestroyFence(ctx.device, fence, nullptr);
     vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
@@ -536,15 +607,18 @@ bool draw_reads(Env& env, Sync sync, const Graphics& g) {
 // one side only, whose first scope does not reach back to the render pass or whose second
 // scope does not reach the barrier after it; the barrier after it is what orders the image's
 // reads after the render pass, as in graphics_after.
-enum class Lead { none, compute_to_all, all_to_host };
+// `event`: the barrier with the transition is an event instead (reset, set, wait; reset at
+// the end of the command buffer): events.after_graphics.
+enum class Lead { none, compute_to_all, all_to_host, event };
 const char* lead_name(Lead lead) {
     return lead == Lead::none             ? "graphics_after.compute_reads"
            : lead == Lead::compute_to_all ? "history_first_barrier (COMPUTE -> ALL_COMMANDS first)"
-                                          : "history_first_barrier (ALL_COMMANDS -> HOST first)";
+           : lead == Lead::all_to_host    ? "history_first_barrier (ALL_COMMANDS -> HOST first)"
+                                          : "events.after_graphics";
 }
 
 void lead_barrier(VkCommandBuffer cb, Sync sync, Lead lead) {
-    if (lead == Lead::none) return;
+    if (lead == Lead::none || lead == Lead::event) return;
     const bool compute = lead == Lead::compute_to_all;
     const VkPipelineStageFlags2 src = compute ? VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT : kAll;
     const VkAccessFlags2 src_access = compute ? VK_ACCESS_2_SHADER_WRITE_BIT : kWrite;
@@ -599,6 +673,7 @@ bool compute_reads(Env& env, Sync sync, const Graphics& g, Lead lead = Lead::non
     write_image(ctx, set, 0, image.view);
     write_buffer(ctx, set, 1, pixels.buffer);
     VkFence fence = suite::create_fence(ctx);
+    VkEvent event = make_event(ctx);
 
     // The graphics command buffer: nothing but the render pass.
     VkCommandBuffer cb = env.begin();
@@ -608,7 +683,13 @@ bool compute_reads(Env& env, Sync sync, const Graphics& g, Lead lead = Lead::non
     cb = env.begin();
     const Transition to_general{image.image, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL};
     lead_barrier(cb, sync, lead);
-    all_commands_barrier(cb, sync, &to_general);
+    if (lead == Lead::event) {
+        reset_event(cb, sync, event);
+        set_event(cb, sync, event, &to_general);
+        wait_event(cb, sync, event, &to_general);
+    } else {
+        all_commands_barrier(cb, sync, &to_general);
+    }
     const uint32_t pc[2] = {kWidth, kHeight};
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reader.pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, reader.layout, 0, 1, &set, 0, nullptr);
@@ -618,8 +699,10 @@ bool compute_reads(Env& env, Sync sync, const Graphics& g, Lead lead = Lead::non
     VkBufferCopy whole{0, 0, bytes};
     vkCmdCopyBuffer(cb, pixels.buffer, readback.buffer, 1, &whole);
     all_commands_barrier(cb, sync, nullptr, true);
+    if (lead == Lead::event) reset_event(cb, sync, event);
     env.submit(cb, fence);
     suite::wait_fence(ctx, fence);
+    vkDestroyEvent(ctx.device, event, nullptr);
     std::vector<uint32_t> want = rasterize(rects, clear, 0, 0);
     for (uint32_t y = 0; y < kHeight; ++y)
         for (uint32_t x = 0; x < kWidth; ++x) want[y * kWidth + x] ^= x * 0x9e3779b9u + y;
@@ -631,6 +714,92 @@ bool compute_reads(Env& env, Sync sync, const Graphics& g, Lead lead = Lead::non
     vkDestroyFramebuffer(ctx.device, fb, nullptr);
     offscreen::destroy_image(ctx, image);
     for (vkapp::Buffer* b : {&readback, &pixels, &vb}) vkapp::destroy_buffer(ctx, *b);
+    return ok;
+}
+
+// --- events ----------------------------------------------------------------------------------
+
+// events.compute: dispatches ordered by an event instead of barriers, in one vkQueueSubmit of
+// two command buffers (so in one batch): the first resets the event, dispatches
+// (buf0 -> buf1), sets the event (ALL_COMMANDS), waits on it (ALL_COMMANDS -> ALL_COMMANDS,
+// the barrier's accesses) and dispatches again from buf1; the second waits on the event set in
+// the first, dispatches from buf1 and resets the event. Fused, every set and wait is narrowed.
+bool events_compute(Env& env, Sync sync) {
+    vkapp::Context& ctx = env.ctx;
+    constexpr uint32_t kN = 2048 + 29;
+    constexpr VkDeviceSize kBytes = VkDeviceSize(kN) * 4;
+    vkapp::Buffer buf[4];
+    for (auto& b : buf) b = vkapp::create_buffer(ctx, kBytes, kDeviceUsage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    vkapp::Buffer upload = vkapp::create_buffer(ctx, kBytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, suite::kHostMemory);
+    vkapp::Buffer readback =
+        vkapp::create_buffer(ctx, 2 * kBytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, suite::cached_host_memory(ctx));
+    std::vector<uint32_t> a(kN), b1(kN), b2(kN), b3(kN);
+    suite::Rng rng(sync == Sync::v1 ? 0x65763131ull : 0x65763232ull);
+    for (auto& v : a) v = rng.next32();
+    std::memcpy(upload.mapped, a.data(), kBytes);
+    suite::flush(ctx, upload);
+
+    Pipe pipe = vkapp::create_typed_compute_pipeline(ctx, narrow_step_comp, sizeof(narrow_step_comp),
+                             {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
+                             sizeof(chain::Params));
+    VkDescriptorPool dpool = make_pool(ctx);
+    const int pairs[3][2] = {{0, 1}, {1, 2}, {1, 3}};
+    VkDescriptorSet sets[3];
+    for (int i = 0; i < 3; ++i) {
+        sets[i] = suite::allocate_set(ctx, dpool, pipe.set_layout);
+        write_buffer(ctx, sets[i], 0, buf[pairs[i][0]].buffer);
+        write_buffer(ctx, sets[i], 1, buf[pairs[i][1]].buffer);
+    }
+    const chain::Params p[3] = {chain::params_for(3, kN), chain::params_for(6, kN), chain::params_for(9, kN)};
+    chain::cpu_step(a, b1, p[0]);
+    chain::cpu_step(b1, b2, p[1]);
+    chain::cpu_step(b1, b3, p[2]);
+    auto step = [&](VkCommandBuffer cb, int i) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &sets[i], 0, nullptr);
+        vkCmdPushConstants(cb, pipe.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof p[i], &p[i]);
+        vkCmdDispatch(cb, 1 + (kN - 1) / 64, 1, 1);
+    };
+    VkFence fence = suite::create_fence(ctx);
+    VkEvent event = make_event(ctx);
+
+    VkCommandBuffer cb = env.begin();
+    all_commands_barrier(cb, sync);
+    VkBufferCopy whole{0, 0, kBytes};
+    vkCmdCopyBuffer(cb, upload.buffer, buf[0].buffer, 1, &whole);
+    env.submit(cb);
+    VkCommandBuffer two[2] = {env.begin(), env.begin()};
+    all_commands_barrier(two[0], sync);  // after the upload
+    reset_event(two[0], sync, event);
+    step(two[0], 0);
+    set_event(two[0], sync, event);
+    wait_event(two[0], sync, event);  // same command buffer
+    step(two[0], 1);
+    wait_event(two[1], sync, event);  // the next one
+    step(two[1], 2);
+    reset_event(two[1], sync, event);
+    for (VkCommandBuffer c : two) VK_CHECK(vkEndCommandBuffer(c));
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 2;
+    si.pCommandBuffers = two;
+    VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, VK_NULL_HANDLE));
+    cb = env.begin();
+    all_commands_barrier(cb, sync);
+    vkCmdCopyBuffer(cb, buf[2].buffer, readback.buffer, 1, &whole);
+    VkBufferCopy second{0, kBytes, kBytes};
+    vkCmdCopyBuffer(cb, buf[3].buffer, readback.buffer, 1, &second);
+    all_commands_barrier(cb, sync, nullptr, true);
+    env.submit(cb, fence);
+    suite::wait_fence(ctx, fence);
+    std::vector<uint32_t> want(b2);
+    want.insert(want.end(), b3.begin(), b3.end());
+    const bool ok = env.check("events.compute", sync, readback, want.data(), want.size());
+
+    vkDestroyEvent(ctx.device, event, nullptr);
+    vkDestroyFence(ctx.device, fence, nullptr);
+    vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
+    vkapp::destroy_compute_pipeline(ctx, pipe);
+    for (vkapp::Buffer* b : {&readback, &upload, &buf[3], &buf[2], &buf[1], &buf[0]}) vkapp::destroy_buffer(ctx, *b);
     return ok;
 }
 
@@ -701,15 +870,17 @@ bool layout_transition(Env& env, Sync sync) {
 
 // The default set. Also accepted: graphics_after's two halves alone, and
 // history_first_barrier (its own test: suite.narrow_barriers_history_first).
-const char* const kScenarios[] = {"compute_transfer", "indirect", "graphics_after", "layout_transition"};
+const char* const kScenarios[] = {"compute_transfer", "indirect", "graphics_after", "layout_transition", "events"};
 const char* const kMoreScenarios[] = {"graphics_after.draw_reads", "graphics_after.compute_reads",
-                                      "history_first_barrier"};
+                                      "history_first_barrier", "events.compute", "events.after_graphics",
+                                      "events.draw_reads"};
 
 [[noreturn]] void usage(const char* argv0) {
     std::fprintf(stderr,
                  "usage: %s [scenario...]\n  scenarios: compute_transfer indirect graphics_after "
                  "(graphics_after.draw_reads graphics_after.compute_reads) layout_transition\n"
-                 "  default: those four; also history_first_barrier\n",
+                 "  events (events.compute events.after_graphics events.draw_reads)\n"
+                 "  default: those five; also history_first_barrier\n",
                  argv0);
     std::exit(2);
 }
@@ -752,6 +923,10 @@ int main(int argc, char** argv) {
                 if (name == "graphics_after" || name == "graphics_after.compute_reads")
                     ok = compute_reads(env, sync, graphics) && ok;
                 if (name == "layout_transition") ok = layout_transition(env, sync) && ok;
+                if (name == "events" || name == "events.compute") ok = events_compute(env, sync) && ok;
+                if (name == "events" || name == "events.after_graphics")
+                    ok = compute_reads(env, sync, graphics, Lead::event) && ok;
+                if (name == "events" || name == "events.draw_reads") ok = draw_reads(env, sync, graphics, true) && ok;
                 if (name == "history_first_barrier") {
                     ok = compute_reads(env, sync, graphics, Lead::compute_to_all) && ok;
                     ok = compute_reads(env, sync, graphics, Lead::all_to_host) && ok;
