@@ -285,6 +285,9 @@ def main():
         results[p] = reps
         rows.append(summarize(p, reps))
         print(f"reliability: {p} done ({time.monotonic() - start:.0f} s)", flush=True)
+        # What is done so far, should the run be cut short (a device's time limit).
+        with open(os.path.join(args.out, "reliability.json"), "w") as f:
+            json.dump({"long": args.long, "complete": False, "table": rows, "parts": results}, f, indent=1)
 
     print()
     print(f"{'part':<11} {'cases':>5} {'passed':>6} {'hangs':>5} {'crashes':>7} {'wrong':>5}  what")
@@ -295,7 +298,7 @@ def main():
     for p, c in failed:
         print(f"FAILED {p}: {c.get('name')}: {c.get('detail', '')}")
     with open(os.path.join(args.out, "reliability.json"), "w") as f:
-        json.dump({"long": args.long, "table": rows, "parts": results}, f, indent=1)
+        json.dump({"long": args.long, "complete": True, "table": rows, "parts": results}, f, indent=1)
     print(f"\nwrote {os.path.join(args.out, 'reliability.json')}")
     return 1 if failed else 0
 
