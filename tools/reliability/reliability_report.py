@@ -91,23 +91,24 @@ def part_script(args, kind, script, extra):
     return [rep]
 
 
-def stress_args(prog, long_form):
+def stress_args(prog, long_form, seconds=None):
     if not long_form:
         return ["--submissions", "3000"]
     n = {"stress_device_churn": "1000000", "stress_queues": "2000000"}.get(prog, "1000000")
-    return ["--submissions", n, "--seconds", "40"]
+    return ["--submissions", n, "--seconds", str(seconds or 40)]
 
 
 def part_threads(args):
     reps = []
     modes = [("off", plain_env()), ("on", layer_env(args.build_dir, False)), ("fuse", layer_env(args.build_dir, True))]
+    modes = [m for m in modes if m[0] in args.thread_modes.split(",")]
     for prog in STRESS:
         exe = os.path.join(args.build_dir, "tests", "stress", prog)
         for mode, env in modes:
             out = os.path.join(args.out, f"threads_{prog}_{mode}.json")
             if os.path.exists(out):
                 os.remove(out)
-            rc, secs = run([exe] + stress_args(prog, args.long) + ["--report", out], env=env,
+            rc, secs = run([exe] + stress_args(prog, args.long, args.long_seconds) + ["--report", out], env=env,
                            timeout=args.part_timeout, log=os.path.join(args.out, f"threads_{prog}_{mode}.log"))
             rep = load_report(out, "threads", f"{prog} [{mode}]", rc)
             for c in rep["cases"]:
@@ -150,7 +151,8 @@ def part_heap(args):
         env = dict(env)
         env["LD_PRELOAD"] = (sampler + " " + env["LD_PRELOAD"]) if env.get("LD_PRELOAD") else sampler
         env["SLIPSTREAM_HEAP_LOG"] = log
-        rc, secs = run([exe, "--submissions", n, "--seconds", "60" if args.long else "30", "--report", rep_path], env=env,
+        seconds = str(args.long_seconds or 60) if args.long else "30"
+        rc, secs = run([exe, "--submissions", n, "--seconds", seconds, "--report", rep_path], env=env,
                        timeout=args.part_timeout, log=os.path.join(args.out, f"heap_{mode}.log"))
         rep = load_report(rep_path, "threads", f"heap {mode}", rc)
         subs = sum(int(c.get("submissions", 0)) for c in rep["cases"])
@@ -251,6 +253,10 @@ def main():
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=None, help="default: BUILD_DIR/reliability")
     ap.add_argument("--long", action="store_true", help="the long forms, for a real GPU")
+    ap.add_argument("--long-seconds", type=int, default=None,
+                    help="with --long: the seconds each stress and heap program may run (default 40 and 60)")
+    ap.add_argument("--thread-modes", default="off,on,fuse",
+                    help="the threads part's modes (default off,on,fuse: without the layer, with it, fused)")
     ap.add_argument("--settings-all", action="store_true", help="every hostile value on every setting alone")
     ap.add_argument("--parts", default=",".join(PARTS))
     ap.add_argument("--asan-junit")
