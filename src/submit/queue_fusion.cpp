@@ -318,6 +318,12 @@ struct SignalAdded {
 };
 bool add_signal(VkSubmitInfo& s, SignalAdded& a, const TimelineSignal& signal) {
     if (s.pNext) return false;
+    if (s.signalSemaphoreCount == 0) {  // the common case (every direct submission): no copies
+        s.pNext = &signal.values;
+        s.signalSemaphoreCount = 1;
+        s.pSignalSemaphores = &signal.info.semaphore;
+        return true;
+    }
     // Without a chain every semaphore of the batch is binary: their values are ignored, and
     // no wait value is needed.
     a.semaphores.assign(s.pSignalSemaphores, s.pSignalSemaphores + s.signalSemaphoreCount);
@@ -332,6 +338,11 @@ bool add_signal(VkSubmitInfo& s, SignalAdded& a, const TimelineSignal& signal) {
     return true;
 }
 bool add_signal(VkSubmitInfo2& s, SignalAdded& a, const TimelineSignal& signal) {
+    if (s.signalSemaphoreInfoCount == 0) {
+        s.signalSemaphoreInfoCount = 1;
+        s.pSignalSemaphoreInfos = &signal.info;
+        return true;
+    }
     a.infos.assign(s.pSignalSemaphoreInfos, s.pSignalSemaphoreInfos + s.signalSemaphoreInfoCount);
     a.infos.push_back(signal.info);
     s.signalSemaphoreInfoCount = uint32_t(a.infos.size());
@@ -407,17 +418,11 @@ const VkCommandBufferSubmitInfo* command_buffers_of(const VkSubmitInfo2& s, uint
 void point_at(VkSubmitInfo& s, const VkCommandBuffer* cbs) { s.pCommandBuffers = cbs; }
 void point_at(VkSubmitInfo2& s, const VkCommandBufferSubmitInfo* cbs) { s.pCommandBufferInfos = cbs; }
 // A submission of nothing that signals the queue's timeline once all before it completed.
-void timeline_only(VkSubmitInfo& s, const VkTimelineSemaphoreSubmitInfo& values, const VkSemaphore& timeline,
-                   const VkSemaphoreSubmitInfo&) {
-    s = {VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
-    s.signalSemaphoreCount = 1;
-    s.pSignalSemaphores = &timeline;
-}
-void timeline_only(VkSubmitInfo2& s, const VkTimelineSemaphoreSubmitInfo&, const VkSemaphore&,
-                   const VkSemaphoreSubmitInfo& signal) {
-    s = {VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    s.signalSemaphoreInfoCount = 1;
-    s.pSignalSemaphoreInfos = &signal;
+template <typename Info>
+void timeline_only(Info& s, const TimelineSignal& signal) {
+    s = {std::is_same_v<Info, VkSubmitInfo> ? VK_STRUCTURE_TYPE_SUBMIT_INFO : VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    SignalAdded none;  // (an empty batch: add_signal copies nothing)
+    add_signal(s, none, signal);
 }
 }  // namespace
 
@@ -450,7 +455,7 @@ VkResult QueueFusion::submit_passed_as(uint32_t count, const Info* submits, VkFe
     if (r == VK_SUCCESS) {
         if (count == 0 || !add_signal(infos.back(), added, signal)) {
             infos.emplace_back();
-            timeline_only(infos.back(), signal.values, timeline_, signal.info);
+            timeline_only(infos.back(), signal);
         }
         TrackedSubmission tracked(&q_, fence);
         const uint64_t start = now_ns();

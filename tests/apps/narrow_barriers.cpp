@@ -202,6 +202,13 @@ bool has_synchronization2() {
 // Compute pipelines over bindings 0..n-1 of the given descriptor types: vkapp's.
 using Pipe = vkapp::ComputePipeline;
 
+// The chain step (chain_step.comp): buffer 0 -> buffer 1.
+Pipe step_pipe(vkapp::Context& ctx) {
+    return vkapp::create_typed_compute_pipeline(ctx, narrow_step_comp, sizeof(narrow_step_comp),
+                             {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
+                             sizeof(chain::Params));
+}
+
 VkDescriptorPool make_pool(vkapp::Context& ctx) {
     VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 16}, {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, 4}};
     VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
@@ -283,9 +290,7 @@ bool compute_transfer(Env& env, Sync sync) {
     std::memcpy(upload.mapped, cpu.data(), kBytes);
     suite::flush(ctx, upload);
 
-    Pipe pipe = vkapp::create_typed_compute_pipeline(ctx, narrow_step_comp, sizeof(narrow_step_comp),
-                             {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
-                             sizeof(chain::Params));
+    Pipe pipe = step_pipe(ctx);
     VkDescriptorPool dpool = make_pool(ctx);
     VkDescriptorSet sets[2];
     for (int i = 0; i < 2; ++i) {
@@ -739,9 +744,7 @@ bool events_compute(Env& env, Sync sync) {
     std::memcpy(upload.mapped, a.data(), kBytes);
     suite::flush(ctx, upload);
 
-    Pipe pipe = vkapp::create_typed_compute_pipeline(ctx, narrow_step_comp, sizeof(narrow_step_comp),
-                             {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER},
-                             sizeof(chain::Params));
+    Pipe pipe = step_pipe(ctx);
     VkDescriptorPool dpool = make_pool(ctx);
     const int pairs[3][2] = {{0, 1}, {1, 2}, {1, 3}};
     VkDescriptorSet sets[3];

@@ -72,9 +72,14 @@ struct Rig {
         return options;
     }
     void bind(VkCommandBuffer cb) { tiny.bind(cb); }
+    // The previous repetition's recording is reset before the clock starts: with lazy recording
+    // the driver's own begin, and the implicit reset it does, come only at the command where
+    // the capture stops (a command buffer this big is recorded natively past BATCH_MAX).
+    void reset_big() { VK_CHECK(vkResetCommandBuffer(big, 0)); }
     // ns per vkCmdDispatch, recorded and never submitted: recording is what is timed.
     double record_ns(int dispatches) {
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        reset_big();
         VK_CHECK(vkBeginCommandBuffer(big, &bi));
         bind(big);
         Clock::time_point t0 = Clock::now();
@@ -86,6 +91,7 @@ struct Rig {
     // ns per vkCmdCopyBuffer, recorded and never submitted.
     double copy_ns(int copies) {
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        reset_big();
         VK_CHECK(vkBeginCommandBuffer(big, &bi));
         const VkBufferCopy region{0, 0, 4};
         Clock::time_point t0 = Clock::now();
