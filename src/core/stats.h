@@ -81,6 +81,8 @@ namespace slipstream {
     X(EventSetsNarrowed, "event_sets_narrowed") /* ... of them vkCmdSetEvent2s (their infos, as the waits') */ \
     X(EventWaitsNarrowed, "event_waits_narrowed") /* ... of them event waits */ \
     X(FullBarriersInserted, "full_barriers_inserted") /* ours, around narrowed ones (the queue's other work) */ \
+    X(TrailingBarriersOwed, "trailing_barriers_owed") /* batches with narrowed barriers ended without ours */ \
+    X(TrailingBarriersSubmitted, "trailing_barriers_submitted") /* ... paid by a submission of only it */ \
     X(BindsLeftOut, "binds_left_out")           /* pipeline and set binds the batch already had */
 
 enum class Counter : int {

@@ -122,6 +122,31 @@ inline bool deadline_passed(uint64_t opened_ns, uint64_t now_ns, uint32_t max_de
     return now_ns >= opened_ns && now_ns - opened_ns >= uint64_t(max_defer_us) * 1000;
 }
 
+// Where the full barrier goes that closes a batch's narrowed barriers toward the queue's later
+// work (capture/narrowing.md, case 4). Later batches and later command buffers that stay in the
+// narrowed stages need none: the narrowed second scopes reach them. Work in other stages (a
+// render pass, a query) does. At the end of every batch it costs ~2.5 us of GPU time (H200,
+// slipstream-sync-latency: "trailing" against "tuned"); owed instead, it costs a submission
+// of ours with only that barrier (~11-16 us of GPU time, like any submission) when such work
+// comes after a batch that did not end with it. So a queue whose other work came after one of
+// its last kWindow batches with narrowed barriers gets the barrier at the end of each such
+// batch; a queue of compute and transfer only owes it. An alternation of the two costs at most
+// one barrier submission per kWindow + 1 batches, each of the others a barrier at its end.
+class TrailingBarrierPolicy {
+public:
+    static constexpr uint32_t kWindow = 8;
+    bool at_batch_end() const { return batches_since_other_ < kWindow; }
+    // A batch with narrowed barriers was recorded.
+    void narrowed_batch() {
+        if (batches_since_other_ < kWindow) ++batches_since_other_;
+    }
+    // Work outside the narrowed stages came after narrowed batches.
+    void other_work() { batches_since_other_ = 0; }
+
+private:
+    uint32_t batches_since_other_ = kWindow;  // none seen yet
+};
+
 // What a submission itself allows (its command buffers are judged separately): no
 // semaphores, no pNext (device groups, protected and performance-query submits, keyed
 // mutexes, timeline values and WSI signals all live there), no flags, device mask 0.

@@ -349,8 +349,16 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     }
     if (why == PassReason::None && total > 0) {
         f.note_submission(fence);
-        // (A lazily recorded one goes into a batch, flushed at once below.)
-        if (!lazy && submit_directly(f.latency_mode(), f.has_pending(), f.in_flight())) {
+        // (A lazily recorded one goes into a batch, flushed at once below; so does one the
+        // closing barrier the queue owes must come before: the batch's replay puts it there.)
+        auto owes_closing = [&] {
+            if (!f.owes_trailing_barrier()) return false;
+            for (uint32_t i = 0; i < total; ++i)
+                if (f.leaves_narrowed_stages(i < kInlineStates ? inline_states[i] : many[i - kInlineStates]))
+                    return true;
+            return false;
+        };
+        if (!lazy && submit_directly(f.latency_mode(), f.has_pending(), f.in_flight()) && !owes_closing()) {
             d.stats.add(Counter::CommandBuffersDirect, total);
             return f.submit_direct(count, submits, fence, next);
         }
@@ -379,12 +387,17 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
         if (!was_open) d.fusion->wake();
         return VK_SUCCESS;
     }
-    // As it is, after everything before it (FUSION.md rule 10).
+    // As it is, after everything before it (FUSION.md rule 10), and after the barrier that
+    // closes narrowed batches where its command buffers may work in other stages.
     uint32_t cbs = 0;
     for (uint32_t i = 0; i < count; ++i) cbs += command_buffer_count(submits[i]);
     count_passed(d.stats, why, cbs);
     take_record_lock();
-    if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
+    bool leaves = false;
+    for (uint32_t i = 0; i < count && !leaves; ++i)
+        for (uint32_t j = 0; j < command_buffer_count(submits[i]) && !leaves; ++j)
+            leaves = f.leaves_narrowed_stages(find_command_buffer(command_buffer(submits[i], j)));
+    if (VkResult r = f.flush(FlushReason::PassThrough, leaves); r < 0) return r;
     record_unended_natively(count, submits);
     return f.submit_passed(count, submits, fence, next);
 }

@@ -144,7 +144,7 @@ bool QueueFusion::seal() {
     return true;
 }
 
-VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb) {
+VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb, bool closing) {
     const VkLayerDispatchTable& d = d_.dispatch;
     VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -154,6 +154,7 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb) {
         for (const CommandBufferState* state : b.cbs)
             replay_.plan_events(*state->capture, state->narrowable, dispatches_indirectly(*state));
     elision_.begin_batch();
+    bool narrowed = false;
     for (const CommandBufferState* state : b.cbs) {
         // In front of every fused command buffer, a batch's first too: to an application that
         // relies on command-buffer boundaries, the work before the batch on the queue is as
@@ -168,17 +169,26 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb) {
                 fuse_barrier(d, cb, dispatches_indirectly(*state));
             }
         }
-        if (r == VK_SUCCESS) replay_into_batch(*state, cb);
+        if (r == VK_SUCCESS) narrowed = replay_into_batch(*state, cb) || narrowed;
         // Replayed: the application may reset or free it once its work is done.
         state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
     }
     if (r != VK_SUCCESS) return r;
-    if (narrowed_in_batch_ && d_.settings.narrow_history) {
-        // What comes after the batch on the queue may be any work (narrowing.md).
+    if (!d_.settings.narrow_history) {
+        trailing_owed_ = narrowed_without_indirect_ = false;
+    } else if (trailing_owed_ && (closing || trailing_.at_batch_end())) {
+        // What comes after the batch on the queue may be work in any stage (narrowing.md, case 4).
         capture::record_trailing_barrier(d, cb);
         d_.stats.add(Counter::FullBarriersInserted);
+        trailing_owed_ = narrowed_without_indirect_ = false;
+    } else if (trailing_owed_) {
+        // Owed: later work in the narrowed stages needs none; other work gets it first.
+        d_.stats.add(Counter::TrailingBarriersOwed);
     }
-    narrowed_in_batch_ = narrowed_without_indirect_ = false;
+    if (narrowed) {
+        trailing_.narrowed_batch();
+        narrowed_since_other_ = true;
+    }
     d_.stats.add(Counter::BindsLeftOut, replay_.binds_left_out());
     return d.EndCommandBuffer(cb);
 }
@@ -188,12 +198,12 @@ bool QueueFusion::elide_fuse_barrier(const CommandBufferState& state) {
     return elision_.may_elide(state.footprint, dispatches_indirectly(state));
 }
 
-void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb) {
+bool QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb) {
     const VkLayerDispatchTable& d = d_.dispatch;
     capture::NarrowingState s;
     if (!d_.settings.narrow_barriers) {
         replay_.replay(*state.capture, d, cb, false, s);
-        return;
+        return false;
     }
     const bool history = d_.settings.narrow_history;
     const bool indirect = dispatches_indirectly(state);
@@ -206,21 +216,21 @@ void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBu
     if (!state.narrowable) {
         // Work in other stages (queries, timestamps): narrowed barriers before it get a
         // full one of ours in front of it, and barriers after it stay whole (narrowing.md).
-        if (narrowed_in_batch_ && history) {
+        if (trailing_owed_ && history) {
             capture::record_trailing_barrier(d, cb);
             d_.stats.add(Counter::FullBarriersInserted);
         }
-        narrowed_in_batch_ = narrowed_without_indirect_ = false;
+        trailing_owed_ = narrowed_without_indirect_ = false;
         replay_.replay(*state.capture, d, cb, false, s);
         other_work_before_.store(true, std::memory_order_relaxed);
-        return;
+        return false;
     }
     s.indirect = indirect;
     s.full_first = other_work_before_.load(std::memory_order_relaxed) && history;
     replay_.replay(*state.capture, d, cb, true, s);
     other_work_before_.store(s.full_first, std::memory_order_relaxed);
     if (s.narrowed) {
-        narrowed_in_batch_ = true;
+        trailing_owed_ = true;
         if (!indirect) narrowed_without_indirect_ = true;
     }
     d_.stats.add(Counter::BarriersSeen, s.seen);
@@ -228,6 +238,7 @@ void QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBu
     d_.stats.add(Counter::EventSetsNarrowed, s.event_sets_narrowed);
     d_.stats.add(Counter::EventWaitsNarrowed, s.event_waits_narrowed);
     d_.stats.add(Counter::FullBarriersInserted, s.inserted);
+    return s.narrowed != 0;
 }
 
 VkResult QueueFusion::wait_idle() { return d_.dispatch.QueueWaitIdle(q_.queue); }
@@ -246,7 +257,13 @@ VkResult QueueFusion::submit_app_command_buffers(const Pending& b) {
     // Still recorded natively (capture runs beside the driver's recording), and pending in the
     // application's eyes, so untouched: submitting them is what the application asked for.
     std::vector<VkCommandBuffer> handles;
-    for (const CommandBufferState* state : b.cbs) handles.push_back(state->handle);
+    bool leaves = false;
+    for (const CommandBufferState* state : b.cbs) {
+        handles.push_back(state->handle);
+        leaves = leaves || leaves_narrowed_stages(state);
+    }
+    if (leaves && trailing_owed_ && d_.settings.narrow_history)
+        if (VkResult r = submit_trailing_barrier(); r != VK_SUCCESS) return r;
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = uint32_t(handles.size());
     submit.pCommandBuffers = handles.data();
@@ -494,31 +511,83 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits
     return submit_direct_as(count, submits, fence, next);
 }
 
-VkResult QueueFusion::flush(FlushReason reason) {
+VkResult QueueFusion::flush(FlushReason reason, bool other_stages_next) {
     VkResult first = VK_SUCCESS;
     while (!sealed_.empty()) {
         if (d_.lost.load(std::memory_order_acquire)) return abandon_all();
         const Pending b = std::move(sealed_.front());
         sealed_.pop_front();
-        const VkResult r = flush_one(b, FlushReason::Full);
+        const bool last = sealed_.empty() && open_.cbs.empty();
+        const VkResult r = flush_one(b, FlushReason::Full, other_stages_next && last);
         if (r != VK_SUCCESS && first == VK_SUCCESS) first = r;
     }
     if (d_.lost.load(std::memory_order_acquire)) return abandon_all();
     if (!open_.cbs.empty()) {
         const Pending b = std::move(open_);
         open_ = Pending{};
-        const VkResult r = flush_one(b, reason);
+        const VkResult r = flush_one(b, reason, other_stages_next);
         if (r != VK_SUCCESS && first == VK_SUCCESS) first = r;
     }
     // Work fusion does not replay comes next: later barriers must reach it (narrowing.md).
     if (reason == FlushReason::PassThrough) other_work_before_.store(true, std::memory_order_relaxed);
+    if (other_stages_next) {
+        if (narrowed_since_other_) trailing_.other_work();
+        narrowed_since_other_ = false;
+        if (trailing_owed_ && first == VK_SUCCESS) first = submit_trailing_barrier();
+    }
     return first;
 }
 
-VkResult QueueFusion::flush_one(const Pending& b, FlushReason reason) {
+bool QueueFusion::leaves_narrowed_stages(const CommandBufferState* cb) const {
+    if (!cb || !cb->narrowable) return true;
+    return narrowed_without_indirect_ && dispatches_indirectly(*cb);
+}
+
+VkResult QueueFusion::submit_trailing_barrier() {
+    const VkLayerDispatchTable& d = d_.dispatch;
+    if (d_.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
+    VkResult r;
+    const VkCommandBuffer cb = acquire_command_buffer(&r);
+    if (!cb) return watch_device_loss(d_, r);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    r = d.BeginCommandBuffer(cb, &begin);
+    if (r == VK_SUCCESS) {
+        capture::record_trailing_barrier(d, cb);
+        r = d.EndCommandBuffer(cb);
+    }
+    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
+    if (r == VK_SUCCESS) {
+        const TimelineSignal signal(timeline_, value);
+        VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        submit.commandBufferCount = 1;
+        submit.pCommandBuffers = &cb;
+        SignalAdded none;
+        add_signal(submit, none, signal);
+        TrackedSubmission tracked(&q_, VK_NULL_HANDLE);
+        FuseTrace* t = tracer();
+        const uint64_t busy = t ? in_flight() : 0;
+        const uint64_t start = now_ns();
+        r = d.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
+        tracked.end(r);
+        if (t) trace(*t, TraceEvent::Flush, FlushReason::PassThrough, 0, 0, 0, busy, now_ns() - start);
+        submitted(cb, value, r, start, 0);
+    }
+    if (r != VK_SUCCESS) {
+        d.ResetCommandBuffer(cb, 0);
+        free_.push_back(cb);
+        return watch_device_loss(d_, r);
+    }
+    d_.stats.add(Counter::TrailingBarriersSubmitted);
+    d_.stats.add(Counter::FullBarriersInserted);
+    trailing_owed_ = narrowed_without_indirect_ = false;
+    return VK_SUCCESS;
+}
+
+VkResult QueueFusion::flush_one(const Pending& b, FlushReason reason, bool closing) {
     VkResult recorded;
     const VkCommandBuffer cb = acquire_command_buffer(&recorded);
-    if (cb) recorded = record(b, cb);
+    if (cb) recorded = record(b, cb, closing);
     else
         for (const CommandBufferState* state : b.cbs) state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
     return submit_recorded(b, cb, recorded, reason);
@@ -558,7 +627,7 @@ bool QueueFusion::flusher_turn(uint64_t max_defer_ns, uint64_t* wake_at, uint64_
         cb = acquire_command_buffer(&recorded);
     }
     // Recorded holding only record_mutex(): submissions join the next batch meanwhile.
-    if (cb) recorded = record(b, cb);
+    if (cb) recorded = record(b, cb, false);
     else
         for (const CommandBufferState* state : b.cbs) state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
     std::lock_guard lock(mutex_);

@@ -84,7 +84,17 @@ public:
     // the open one) and the empty submissions that signal their fences. An error of the
     // driver's comes back (the batch's work then went to the driver as the application's own
     // command buffers, if the driver took those); VK_SUCCESS when there was nothing to do.
-    VkResult flush(FlushReason reason);
+    // `other_stages_next`: work outside the narrowed stages comes next on the queue (a
+    // pass-through submission that leaves_narrowed_stages), so the barrier that closes narrowed
+    // batches (narrowing.md, case 4) goes at the end of the last one, or, if the queue owes it
+    // with nothing held, in a submission of its own.
+    VkResult flush(FlushReason reason, bool other_stages_next = false);
+    // Whether `cb` (null: a command buffer Slipstream does not know) may work outside the stages
+    // that the narrowed barriers the queue owes a closing barrier for reach: not narrowable
+    // (graphics, queries, not captured), or an indirect dispatch after barriers narrowed short of
+    // its parameter reads. With record_mutex() held, or mutex() with nothing pending.
+    bool leaves_narrowed_stages(const CommandBufferState* cb) const;
+    bool owes_trailing_barrier() const { return trailing_owed_; }
     // With no batch open: submits the application's own command buffers (still recorded
     // natively) as it asked, plus the queue's timeline signal, so the next submission knows
     // whether the GPU is still busy with them.
@@ -146,13 +156,16 @@ private:
         uint32_t ops = 0, records = 0, lazy = 0;
         uint64_t opened_ns = 0;
     };
-    // Records `b` into `cb` (a command buffer of ours): record_mutex() held.
-    VkResult record(const Pending& b, VkCommandBuffer cb);
+    // Records `b` into `cb` (a command buffer of ours): record_mutex() held. `closing`: the
+    // batch ends with the barrier that closes narrowed work even if the policy would owe it.
+    VkResult record(const Pending& b, VkCommandBuffer cb, bool closing);
+    // A submission of ours with only the closing barrier the queue owes: both locks held.
+    VkResult submit_trailing_barrier();
     // Submits what record() made (`recorded`: its result; `cb` null if none could be had), and
     // answers or signals the batch's fences: mutex() held.
     VkResult submit_recorded(const Pending& b, VkCommandBuffer cb, VkResult recorded, FlushReason reason);
     // record() and submit_recorded() with both locks held.
-    VkResult flush_one(const Pending& b, FlushReason reason);
+    VkResult flush_one(const Pending& b, FlushReason reason, bool closing);
     // A Pending left the queue's hands (submitted, or failed).
     void done_with(const Pending& b);
     struct Batch {
@@ -172,7 +185,8 @@ private:
     bool elide_fuse_barrier(const CommandBufferState& state);
     // Replays a capture into batch `cb`, its ALL_COMMANDS barriers narrowed where the queue's
     // history allows (capture/barrier_narrowing.h, narrowing.md): record_mutex() held.
-    void replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb);
+    // Returns whether it narrowed one.
+    bool replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb);
     // A lazily recorded command buffer replayed into one of ours, ended; null on failure.
     VkCommandBuffer record_alone(const CommandBufferState& cb, VkResult* error);
     // One of ours, ready to begin; null with the driver's error in *error.
@@ -206,11 +220,16 @@ private:
     std::atomic<uint32_t> pending_{0};
     // With record_mutex(): barrier narrowing's history (the queue ran work outside the narrowed
     // stages since the last whole ALL_COMMANDS barrier, so the next one stays whole; atomic:
-    // submit_direct sets it holding mutex() only, with nothing pending), the batch being
-    // recorded narrowed a barrier, and the binds it has.
+    // submit_direct sets it holding mutex() only, with nothing pending); barriers narrowed
+    // since our last barrier toward ALL_COMMANDS, their second scopes short of other stages
+    // (narrowing.md, case 4: the queue owes the closing barrier; across batches), and short of
+    // indirect parameter reads; the policy for where the closing barrier goes, and whether a
+    // batch with narrowed barriers was recorded since the queue last ran other work.
     std::atomic<bool> other_work_before_{true};
-    bool narrowed_in_batch_ = false;
-    bool narrowed_without_indirect_ = false;  // ... with second scopes short of indirect reads
+    bool trailing_owed_ = false;
+    bool narrowed_without_indirect_ = false;
+    TrailingBarrierPolicy trailing_;
+    bool narrowed_since_other_ = false;
     capture::BatchReplay replay_;
     capture::BarrierElision elision_;  // with record_mutex(): the footprints since our last barrier
     SyncPattern sync_;

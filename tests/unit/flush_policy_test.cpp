@@ -89,6 +89,33 @@ TEST(FlushPolicy, OnlyOneOperationSamplesTheSubmitCost) {
     EXPECT_FALSE(samples_submit_cost(UINT32_MAX));  // the application's own command buffers
 }
 
+TEST(FlushPolicy, ComputeOnlyQueuesOweTheClosingBarrier) {
+    TrailingBarrierPolicy p;
+    // Nothing but narrowed batches: never at the end of a batch.
+    for (int i = 0; i < 100; ++i) {
+        EXPECT_FALSE(p.at_batch_end());
+        p.narrowed_batch();
+    }
+    // Other work came: the next kWindow narrowed batches end with it ...
+    p.other_work();
+    for (uint32_t i = 0; i < TrailingBarrierPolicy::kWindow; ++i) {
+        EXPECT_TRUE(p.at_batch_end()) << i;
+        p.narrowed_batch();
+    }
+    // ... then, with no more of it, the queue owes it again.
+    EXPECT_FALSE(p.at_batch_end());
+    // Other work within the window keeps it at the end.
+    p.other_work();
+    for (int round = 0; round < 10; ++round) {
+        for (uint32_t i = 0; i + 1 < TrailingBarrierPolicy::kWindow; ++i) {
+            EXPECT_TRUE(p.at_batch_end());
+            p.narrowed_batch();
+        }
+        p.other_work();
+    }
+    EXPECT_TRUE(p.at_batch_end());
+}
+
 TEST(FlushPolicy, SubmissionsWithSemaphoresOrExtensionsPassThrough) {
     VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     EXPECT_EQ(classify_submit(s), PassReason::None);
