@@ -4,6 +4,7 @@
 #include "buffer_uses.h"
 #include "hooks.h"
 #include "core/object_state.h"
+#include "submit/fusion.h"
 
 namespace slipstream::hooks {
 
@@ -22,6 +23,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBufferView(VkDevice device, const VkBufferV
 
 VKAPI_ATTR void VKAPI_CALL DestroyBufferView(VkDevice device, VkBufferView view, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
+    if (view) submit::flush_before_destroy(*d);
     if (view && registry(d)) registry(d)->buffer_view_destroyed(view);
     d->dispatch.DestroyBufferView(device, view, allocator);
 }
@@ -36,6 +38,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateImageView(VkDevice device, const VkImageVie
 
 VKAPI_ATTR void VKAPI_CALL DestroyImageView(VkDevice device, VkImageView view, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
+    if (view) submit::flush_before_destroy(*d);
     if (view && registry(d)) registry(d)->image_view_destroyed(view);
     d->dispatch.DestroyImageView(device, view, allocator);
 }
@@ -60,6 +63,7 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateDescriptorSets(VkDevice device, const VkD
 VKAPI_ATTR VkResult VKAPI_CALL FreeDescriptorSets(VkDevice device, VkDescriptorPool pool, uint32_t count,
                                                   const VkDescriptorSet* sets) {
     DeviceState* d = find_device(device);
+    if (count) submit::flush_before_destroy(*d);
     if (registry(d)) registry(d)->sets_freed(count, sets);
     return d->dispatch.FreeDescriptorSets(device, pool, count, sets);
 }
@@ -67,6 +71,7 @@ VKAPI_ATTR VkResult VKAPI_CALL FreeDescriptorSets(VkDevice device, VkDescriptorP
 VKAPI_ATTR VkResult VKAPI_CALL ResetDescriptorPool(VkDevice device, VkDescriptorPool pool,
                                                    VkDescriptorPoolResetFlags flags) {
     DeviceState* d = find_device(device);
+    submit::flush_before_destroy(*d);
     if (registry(d)) registry(d)->pool_emptied(pool);
     return d->dispatch.ResetDescriptorPool(device, pool, flags);
 }
@@ -74,6 +79,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetDescriptorPool(VkDevice device, VkDescriptor
 VKAPI_ATTR void VKAPI_CALL DestroyDescriptorPool(VkDevice device, VkDescriptorPool pool,
                                                  const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
+    if (pool) submit::flush_before_destroy(*d);
     if (pool && registry(d)) registry(d)->pool_emptied(pool);
     d->dispatch.DestroyDescriptorPool(device, pool, allocator);
 }
@@ -137,8 +143,29 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
 
 VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
+    if (pipeline) submit::flush_before_destroy(*d);
     if (pipeline && registry(d)) registry(d)->pipeline_destroyed(pipeline);
     d->dispatch.DestroyPipeline(device, pipeline, allocator);
+}
+
+// Objects only captures name (samplers in push descriptors, query pools, events): tracked for
+// nothing else, so the hook only flushes what may name them.
+VKAPI_ATTR void VKAPI_CALL DestroySampler(VkDevice device, VkSampler sampler, const VkAllocationCallbacks* allocator) {
+    DeviceState* d = find_device(device);
+    if (sampler) submit::flush_before_destroy(*d);
+    d->dispatch.DestroySampler(device, sampler, allocator);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyQueryPool(VkDevice device, VkQueryPool pool, const VkAllocationCallbacks* allocator) {
+    DeviceState* d = find_device(device);
+    if (pool) submit::flush_before_destroy(*d);
+    d->dispatch.DestroyQueryPool(device, pool, allocator);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyEvent(VkDevice device, VkEvent event, const VkAllocationCallbacks* allocator) {
+    DeviceState* d = find_device(device);
+    if (event) submit::flush_before_destroy(*d);
+    d->dispatch.DestroyEvent(device, event, allocator);
 }
 
 }  // namespace slipstream::hooks

@@ -55,6 +55,7 @@ const ProcTable& device_procs() {
             PROC(ResetDescriptorPool), PROC(DestroyDescriptorPool), PROC(UpdateDescriptorSets),
             PROC(UpdateDescriptorSetWithTemplate), PROC(UpdateDescriptorSetWithTemplateKHR),
             PROC(CreateShaderModule), PROC(DestroyShaderModule), PROC(CreateComputePipelines), PROC(DestroyPipeline),
+            PROC(DestroySampler), PROC(DestroyQueryPool), PROC(DestroyEvent),
         };
 #ifdef VK_USE_PLATFORM_WIN32_KHR
         t.emplace("vkImportFenceWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(ImportFenceWin32HandleKHR));

@@ -2,6 +2,7 @@
 // needs to know which allocations the host reads back (src/memory/readback_tracker.h).
 #include "hooks.h"
 #include "core/object_state.h"
+#include "submit/fusion.h"
 
 #include <vector>
 
@@ -18,6 +19,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreat
 
 VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
+    if (buffer) submit::flush_before_destroy(*d);
     if (buffer && d->readback) d->readback->buffer_destroyed(buffer);
     if (buffer && d->resources) d->resources->buffer_destroyed(buffer);
     d->dispatch.DestroyBuffer(device, buffer, allocator);
@@ -34,6 +36,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateImage(VkDevice device, const VkImageCreateI
 
 VKAPI_ATTR void VKAPI_CALL DestroyImage(VkDevice device, VkImage image, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
+    if (image) submit::flush_before_destroy(*d);
     if (image && d->readback) d->readback->image_destroyed(image);
     if (image && d->resources) d->resources->image_destroyed(image);
     d->dispatch.DestroyImage(device, image, allocator);

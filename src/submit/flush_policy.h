@@ -38,7 +38,7 @@ enum class FlushReason : uint8_t {
     Observe,      // a wait, status query or result read, on this queue or the device
     Deadline,     // the batch waited max_defer_us
     PassThrough,  // work fusion cannot represent comes next on the queue
-    Destroy,      // vkDestroyDevice
+    Destroy,      // vkDestroyDevice, or the destruction of an object a held batch may name
 };
 const char* flush_reason_name(FlushReason reason);
 

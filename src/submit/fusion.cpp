@@ -451,6 +451,10 @@ VkResult flush_device(DeviceState& d, FlushReason reason) {
     return flush_open(d, reason, [](const QueueFusion&) { return true; });
 }
 
+void flush_before_destroy(DeviceState& d) {
+    if (d.fusion) flush_device(d, FlushReason::Destroy);
+}
+
 VkResult fusion_error(DeviceState& d, uint32_t count, const VkFence* fences) {
     if (!d.fusion) return VK_SUCCESS;
     if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;

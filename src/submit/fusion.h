@@ -94,6 +94,13 @@ VkResult flush_queue(QueueState& q, FlushReason reason);
 // The same for every queue of the device (before a fence, semaphore, query or event is looked
 // at, or the device waits). One atomic load when nothing is held.
 VkResult flush_device(DeviceState& d, FlushReason reason);
+// Before the application destroys or frees an object a capture may name (a pipeline, buffer,
+// image, view, sampler, descriptor set, query pool, event): a held batch's replay would hand
+// the driver a dead handle, where the driver alone got the work before the destroy (an
+// application that destroys what pending work still uses breaks valid usage, and drivers
+// mostly survive it; a replay of a freed handle crashes them). One atomic load when nothing
+// is held; a failed batch's error reaches the waits on its fences.
+void flush_before_destroy(DeviceState& d);
 
 // Before a wait or status query on the device (these fences, or none): the loss of the device,
 // an error a flush of the flusher's met that no call returned yet (taken: returned once), or

@@ -262,6 +262,9 @@ def main():
     ap.add_argument("--asan-junit")
     ap.add_argument("--tsan-junit")
     ap.add_argument("--part-timeout", type=float, default=None, help="seconds per program (default: 600, --long 900)")
+    ap.add_argument("--misuse-timeout", type=float, default=None,
+                    help="seconds per misuse scenario run (misuse_test.py's default: 30; a driver that hangs "
+                         "on a misuse costs that much per mode)")
     args = ap.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
     args.out = os.path.abspath(args.out or os.path.join(args.build_dir, "reliability"))
@@ -277,7 +280,8 @@ def main():
                                       ["--app", os.path.join(args.build_dir, "tests", "faults", "fault_app")]
                                       + (["--long"] if args.long else [])),
         "threads": lambda: part_threads(args),
-        "misuse": lambda: part_script(args, "misuse", "tests/misuse/misuse_test.py", []),
+        "misuse": lambda: part_script(args, "misuse", "tests/misuse/misuse_test.py",
+                                      ["--timeout", str(args.misuse_timeout)] if args.misuse_timeout else []),
         "settings": lambda: part_script(args, "settings", "tests/settings/settings_fuzz.py",
                                         ["--all"] if args.settings_all else []),
         "heap": lambda: part_heap(args),
