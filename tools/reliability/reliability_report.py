@@ -9,7 +9,7 @@
   settings    every setting given hostile values (tests/settings): values tried, warnings
   heap        a long stress run with a heap sampler preloaded (tools/reliability/heap_sampler.c),
               without the layer and fused: Slipstream's heap at its peak and at the end, and
-              its growth from half time to the end per submission
+              its growth per submission from half to nine tenths of the run
   sanitizers  read from the JUnit files of tools/test.sh's ASan+UBSan+LSan and TSan stages
               (--asan-junit, --tsan-junit): tests run and failed under each
 
@@ -32,6 +32,7 @@ import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PARTS = ["faults", "threads", "misuse", "settings", "heap", "sanitizers"]
+GROWTH_FROM, GROWTH_TO = 0.5, 0.9  # the span of a run whose heap growth is measured
 STRESS = ["stress_one_queue", "stress_queues", "stress_device_churn", "stress_deadline"]
 
 
@@ -130,10 +131,12 @@ def heap_figures(path):
     series = h.get("series") or []
     if len(series) < 4:
         return {"peak": h.get("peak"), "end": h.get("end"), "mid": None, "late": None}
-    t_end = series[-2][0]  # the last sample before teardown
-    mid = min(series, key=lambda p: abs(p[0] - t_end / 2))[1]
-    late = series[-2][1]
-    return {"peak": h["peak"], "end": h["end"], "mid": mid, "late": late}
+    # The samples at half and at nine tenths of the run: teardown (freeing everything) spans
+    # more than the last sample interval, and a sample taken during it is no level of the heap
+    # (on the H200 the one before the last was mid-teardown in both modes of a 12 s run).
+    t_end = series[-1][0]
+    at = lambda frac: min(series, key=lambda p: abs(p[0] - t_end * frac))[1]
+    return {"peak": h["peak"], "end": h["end"], "mid": at(GROWTH_FROM), "late": at(GROWTH_TO)}
 
 
 def part_heap(args):
@@ -167,10 +170,10 @@ def part_heap(args):
     if off.get("peak") and on.get("peak"):
         summary["layer_peak_bytes"] = on["peak"] - off["peak"]
         summary["layer_end_bytes"] = on["end"] - off["end"]
-        growth = lambda f: (f["late"] - f["mid"]) / max(1, f["submissions"] / 2)
+        growth = lambda f: (f["late"] - f["mid"]) / max(1, f["submissions"] * (GROWTH_TO - GROWTH_FROM))
         if on.get("mid") is not None and off.get("mid") is not None and on.get("submissions"):
-            # From half time to the last sample before teardown, per submission of the second
-            # half, beyond what the run without the layer grew. A leak of even one byte per
+            # From half time to nine tenths of the run, per submission made meanwhile (about
+            # evenly spread), beyond what the run without the layer grew. A leak of even one byte per
             # submission shows over the long form's 10^6; the short form is too short to tell
             # a leak from malloc's own noise, so there the figure is only reported.
             summary["growth_bytes_per_submission"] = growth(on) - growth(off)
@@ -239,7 +242,7 @@ def summarize(kind, reps):
         s = reps[0].get("summary", {}) if reps else {}
         if "layer_peak_bytes" in s:
             row["what"] = (f"layer peak {s['layer_peak_bytes'] / 1048576:+.1f} MiB, end {s['layer_end_bytes'] / 1048576:+.2f} MiB"
-                           + (f", {s['growth_bytes_per_submission']:+.3f} B/submission after half time"
+                           + (f", {s['growth_bytes_per_submission']:+.3f} B/submission from half to nine tenths of the run"
                               if "growth_bytes_per_submission" in s else ""))
         else:
             row["what"] = "no figures"
