@@ -34,11 +34,7 @@ struct Rig {
     Rig() : tiny("slipstream-completion-cost", options()) {
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         for (VkFence& f : ring) VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &f));
-        VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-        ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-        VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-        si.pNext = &ti;
-        VK_CHECK(vkCreateSemaphore(ctx.device, &si, nullptr, &timeline));
+        timeline = tiny.create_timeline();
     }
     ~Rig() {
         VK_CHECK(vkQueueWaitIdle(ctx.queue));
