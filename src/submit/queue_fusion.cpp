@@ -676,6 +676,8 @@ VkResult QueueFusion::submit_recorded(const Pending& b, VkCommandBuffer batch, V
     } else {
         // Our batch never reached the GPU: its command buffer is free again, and the
         // application's own command buffers carry the work instead where the driver has them.
+        // If it ended with the closing barrier, earlier narrowed batches still owe it.
+        if (d_.settings.narrow_history) trailing_owed_ = narrowed_without_indirect_ = true;
         if (batch) {
             d.ResetCommandBuffer(batch, 0);
             free_.push_back(batch);
