@@ -181,7 +181,7 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb, bool closing)
         capture::record_trailing_barrier(d, cb);
         d_.stats.add(Counter::FullBarriersInserted);
         trailing_owed_ = narrowed_without_indirect_ = false;
-    } else if (trailing_owed_) {
+    } else if (trailing_owed_ && narrowed) {
         // Owed: later work in the narrowed stages needs none; other work gets it first.
         d_.stats.add(Counter::TrailingBarriersOwed);
     }
