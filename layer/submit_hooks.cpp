@@ -123,6 +123,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetFences(VkDevice device, uint32_t count, cons
 
 VKAPI_ATTR void VKAPI_CALL DestroyFence(VkDevice device, VkFence fence, const VkAllocationCallbacks* allocator) {
     DeviceState* state = find_device(device);
+    if (fence) submit::flush_before_destroy(*state);  // a held batch may carry it
     FenceReset reset(*state, fence ? 1 : 0, &fence, true);
     state->dispatch.DestroyFence(device, fence, allocator);
 }

@@ -95,8 +95,9 @@ VkResult flush_queue(QueueState& q, FlushReason reason);
 // at, or the device waits). One atomic load when nothing is held.
 VkResult flush_device(DeviceState& d, FlushReason reason);
 // Before the application destroys or frees an object a capture may name (a pipeline, buffer,
-// image, view, sampler, descriptor set, query pool, event): a held batch's replay would hand
-// the driver a dead handle, where the driver alone got the work before the destroy (an
+// image, view, sampler, descriptor set, query pool, event) or a held batch may carry (a
+// fence): a held batch's replay or submission would hand the driver a dead handle (the
+// flusher may be recording one right then), where the driver alone got the work before the destroy (an
 // application that destroys what pending work still uses breaks valid usage, and drivers
 // mostly survive it; a replay of a freed handle crashes them). One atomic load when nothing
 // is held; a failed batch's error reaches the waits on its fences.
