@@ -89,6 +89,24 @@ bool narrow_stage_masks(uint64_t& src_stages, uint64_t& dst_stages, uint64_t src
 }
 
 namespace {
+// A v1 barrier command's three barrier arrays (vkCmdPipelineBarrier, vkCmdWaitEvents), copied
+// with `rename` applied to each barrier's access masks.
+struct BarriersV1 {
+    std::vector<VkMemoryBarrier> memory;
+    std::vector<VkBufferMemoryBarrier> buffers;
+    std::vector<VkImageMemoryBarrier> images;
+};
+template <typename Record, typename Rename>
+BarriersV1 renamed_barriers(const Record& r, Rename&& rename) {
+    BarriersV1 b{{r.pMemoryBarriers, r.pMemoryBarriers + r.memoryBarrierCount},
+                 {r.pBufferMemoryBarriers, r.pBufferMemoryBarriers + r.bufferMemoryBarrierCount},
+                 {r.pImageMemoryBarriers, r.pImageMemoryBarriers + r.imageMemoryBarrierCount}};
+    for (auto& x : b.memory) rename(x);
+    for (auto& x : b.buffers) rename(x);
+    for (auto& x : b.images) rename(x);
+    return b;
+}
+
 // vkCmdPipelineBarrier: one pair of masks for every barrier of the call.
 // History: the first narrowed barrier after other work gets a full one of ours in front.
 void lead(const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state) {
@@ -121,19 +139,13 @@ bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d,
     uint64_t src = r.srcStageMask, dst = r.dstStageMask;
     if (!narrow_stage_masks(src, dst, src_access, dst_access, state.indirect)) return false;
     lead(d, cb, state);
-    auto name = [&](auto& b) {
-        b.srcAccessMask = VkAccessFlags(side_access(b.srcAccessMask, r.srcStageMask, src));
-        b.dstAccessMask = VkAccessFlags(side_access(b.dstAccessMask, r.dstStageMask, dst));
-    };
-    std::vector<VkMemoryBarrier> memory(r.pMemoryBarriers, r.pMemoryBarriers + r.memoryBarrierCount);
-    std::vector<VkBufferMemoryBarrier> buffers(r.pBufferMemoryBarriers, r.pBufferMemoryBarriers + r.bufferMemoryBarrierCount);
-    std::vector<VkImageMemoryBarrier> images(r.pImageMemoryBarriers, r.pImageMemoryBarriers + r.imageMemoryBarrierCount);
-    for (auto& b : memory) name(b);
-    for (auto& b : buffers) name(b);
-    for (auto& b : images) name(b);
+    const BarriersV1 b = renamed_barriers(r, [&](auto& x) {
+        x.srcAccessMask = VkAccessFlags(side_access(x.srcAccessMask, r.srcStageMask, src));
+        x.dstAccessMask = VkAccessFlags(side_access(x.dstAccessMask, r.dstStageMask, dst));
+    });
     d.CmdPipelineBarrier(cb, VkPipelineStageFlags(src), VkPipelineStageFlags(dst), r.dependencyFlags, r.memoryBarrierCount,
-                         memory.data(), r.bufferMemoryBarrierCount, buffers.data(), r.imageMemoryBarrierCount,
-                         images.data());
+                         b.memory.data(), r.bufferMemoryBarrierCount, b.buffers.data(), r.imageMemoryBarrierCount,
+                         b.images.data());
     return true;
 }
 
@@ -309,16 +321,11 @@ bool replay_wait_v1(const CmdWaitEventsRecord& r, const VkLayerDispatchTable& d,
         !narrow_side(dst, dst_access, narrow_dst_stages(ind), ind ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0))
         return false;
     lead(d, cb, state);
-    auto name = [&](auto& b) { b.dstAccessMask = VkAccessFlags(named_access(b.dstAccessMask, dst)); };
-    std::vector<VkMemoryBarrier> memory(r.pMemoryBarriers, r.pMemoryBarriers + r.memoryBarrierCount);
-    std::vector<VkBufferMemoryBarrier> buffers(r.pBufferMemoryBarriers, r.pBufferMemoryBarriers + r.bufferMemoryBarrierCount);
-    std::vector<VkImageMemoryBarrier> images(r.pImageMemoryBarriers, r.pImageMemoryBarriers + r.imageMemoryBarrierCount);
-    for (auto& b : memory) name(b);
-    for (auto& b : buffers) name(b);
-    for (auto& b : images) name(b);
+    const BarriersV1 b = renamed_barriers(
+        r, [&](auto& x) { x.dstAccessMask = VkAccessFlags(named_access(x.dstAccessMask, dst)); });
     d.CmdWaitEvents(cb, r.eventCount, r.pEvents, r.srcStageMask, VkPipelineStageFlags(dst), r.memoryBarrierCount,
-                    memory.data(), r.bufferMemoryBarrierCount, buffers.data(), r.imageMemoryBarrierCount,
-                    images.data());
+                    b.memory.data(), r.bufferMemoryBarrierCount, b.buffers.data(), r.imageMemoryBarrierCount,
+                    b.images.data());
     return true;
 }
 

@@ -127,8 +127,9 @@ inline bool deadline_passed(uint64_t opened_ns, uint64_t now_ns, uint32_t max_de
 // narrowed stages need none: the narrowed second scopes reach them. Work in other stages (a
 // render pass, a query) does. At the end of every batch it costs ~2.5 us of GPU time (H200,
 // slipstream-sync-latency: "trailing" against "tuned"); owed instead, it costs a submission
-// of ours with only that barrier (~11-16 us of GPU time, like any submission) when such work
-// comes after a batch that did not end with it. So a queue whose other work came after one of
+// of ours with only that barrier when such work comes after a batch that did not end with it
+// (a command buffer costs ~11-16 us of GPU time however it is submitted, BACKGROUND.md; one
+// holding only a barrier was not measured apart). So a queue whose other work came after one of
 // its last kWindow batches with narrowed barriers gets the barrier at the end of each such
 // batch; a queue of compute and transfer only owes it. An alternation of the two costs at most
 // one barrier submission per kWindow + 1 batches, each of the others a barrier at its end.
