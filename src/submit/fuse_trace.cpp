@@ -1,5 +1,6 @@
 #include "submit/fuse_trace.h"
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 
@@ -14,10 +15,11 @@ void FuseTrace::add(const TraceRecord& r) {
     records_.push_back(r);
 }
 
-bool FuseTrace::write() {
+int FuseTrace::write() {
     std::lock_guard lock(mutex_);
     FILE* f = std::fopen(path_.c_str(), "w");
-    if (!f) return false;
+    if (!f) return errno;
+    errno = 0;  // what a failed write sets, read below
     std::fprintf(f, "# t_us queue event reason cbs ops waited_us in_flight submit_cost_us call_us (dropped %" PRIu64 ")\n",
                  dropped_);
     const uint64_t t0 = records_.empty() ? 0 : records_.front().t_ns;
@@ -28,7 +30,12 @@ bool FuseTrace::write() {
                      r.event == TraceEvent::Flush ? flush_reason_name(r.reason) : "-", r.cbs, r.ops,
                      double(r.waited_ns) / 1e3, r.in_flight, double(r.submit_cost_ns) / 1e3, double(r.call_ns) / 1e3);
     records_.clear();
-    return std::fclose(f) == 0;
+    // A full disk (/dev/full) fails the first write that leaves the buffer: with a trace
+    // longer than the buffer that is inside an fprintf, and fclose need not fail again (the
+    // H200's glibc 2.39 did not); the stream's error flag remembers it.
+    int error = std::ferror(f) ? (errno ? errno : EIO) : 0;
+    if (std::fclose(f) != 0 && !error) error = errno;
+    return error;
 }
 
 }  // namespace slipstream::submit

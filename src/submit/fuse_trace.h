@@ -33,8 +33,8 @@ class FuseTrace {
 public:
     explicit FuseTrace(std::string path) : path_(std::move(path)) {}
     void add(const TraceRecord& r);
-    // Writes every record to the file (once); false if the file cannot be written.
-    bool write();
+    // Writes every record to the file (once); 0, or the errno of why the file was not written.
+    int write();
 
 private:
     static constexpr size_t kMaxRecords = size_t(1) << 21;

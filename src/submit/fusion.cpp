@@ -120,9 +120,9 @@ DeviceFusion::DeviceFusion(DeviceState& device) : d_(device) {
 
 DeviceFusion::~DeviceFusion() {
     stop();
-    if (trace_ && !trace_->write())
+    if (const int error = trace_ ? trace_->write() : 0)
         log(LogLevel::Error, "cannot write the fusion trace '%s' (VK_SLIPSTREAM_FUSE_TRACE): %s",
-            printable(d_.settings.fuse_trace).c_str(), std::strerror(errno));
+            printable(d_.settings.fuse_trace).c_str(), std::strerror(error));
 }
 
 void DeviceFusion::stop() {
