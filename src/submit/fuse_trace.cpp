@@ -31,8 +31,9 @@ int FuseTrace::write() {
                      double(r.waited_ns) / 1e3, r.in_flight, double(r.submit_cost_ns) / 1e3, double(r.call_ns) / 1e3);
     records_.clear();
     // A full disk (/dev/full) fails the first write that leaves the buffer: with a trace
-    // longer than the buffer that is inside an fprintf, and fclose need not fail again (the
-    // H200's glibc 2.39 did not); the stream's error flag remembers it.
+    // longer than the buffer that is inside an fprintf, and fclose fails again only if the
+    // buffer still holds something, which depends on the trace's length; the stream's error
+    // flag remembers it.
     int error = std::ferror(f) ? (errno ? errno : EIO) : 0;
     if (std::fclose(f) != 0 && !error) error = errno;
     return error;

@@ -34,15 +34,15 @@ TEST(FuseTrace, WritesAHeaderAndALinePerRecord) {
     std::remove(path);
 }
 
-// A trace longer than stdio's buffer first fails inside an fprintf. The H200's settings run
-// (Ubuntu 24.04, glibc 2.39) wrote such a trace to /dev/full without a warning while the file's
-// fclose was all that was checked; here (glibc 2.36) that fclose fails too.
+// A trace longer than stdio's buffer first fails inside an fprintf, and fclose fails again
+// only if something is left in the buffer: for some lengths nothing is (here, 35 of the first
+// 3000 line counts), and the H200's settings run wrote such a trace to /dev/full unwarned.
 TEST(FuseTrace, AFullDiskIsAnErrorHoweverLongTheTrace) {
     if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
-    for (uint32_t n : {0u, 10u, 100000u}) {
+    for (uint32_t n = 0; n <= 600; ++n) {
         FuseTrace trace("/dev/full");
         add_records(trace, n);
-        EXPECT_EQ(trace.write(), ENOSPC) << n << " records";
+        ASSERT_EQ(trace.write(), ENOSPC) << n << " records";
     }
 }
 
