@@ -35,8 +35,9 @@ TEST(FuseTrace, WritesAHeaderAndALinePerRecord) {
 }
 
 // A trace longer than stdio's buffer first fails inside an fprintf, and fclose fails again
-// only if something is left in the buffer: for some lengths nothing is (here, 35 of the first
-// 3000 line counts), and the H200's settings run wrote such a trace to /dev/full unwarned.
+// only if something is left in the buffer: for some lengths nothing is (with these records,
+// 86 is the first such length), and the H200's settings run wrote such a trace to /dev/full
+// unwarned while fclose was all that was checked.
 TEST(FuseTrace, AFullDiskIsAnErrorHoweverLongTheTrace) {
     if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
     for (uint32_t n = 0; n <= 600; ++n) {
