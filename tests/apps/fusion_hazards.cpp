@@ -813,7 +813,7 @@ Outcome two_queues(Rig& rig) {
     VkDescriptorSet set = suite::allocate_set(ctx, dpool, pipe.set_layout);
     vkapp::write_storage_buffers(ctx, set, {data.buffer});
     VkSemaphore binary = suite::create_binary_semaphore(ctx);
-    VkSemaphore timeline = suite::create_timeline_semaphore(ctx, 0);
+    VkSemaphore timeline = vkapp::create_timeline_semaphore(ctx, 0);
 
     // Every step is one command buffer: a barrier, a dispatch; the first uploads, some copy the
     // data to readback slice `slice` afterwards.

@@ -113,17 +113,6 @@ inline VkSemaphore create_binary_semaphore(vkapp::Context& ctx) {
     return s;
 }
 
-inline VkSemaphore create_timeline_semaphore(vkapp::Context& ctx, uint64_t initial) {
-    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-    ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    ti.initialValue = initial;
-    VkSemaphoreCreateInfo ci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-    ci.pNext = &ti;
-    VkSemaphore s;
-    VK_CHECK(vkCreateSemaphore(ctx.device, &ci, nullptr, &s));
-    return s;
-}
-
 // Submits one command buffer (no semaphores) with an optional fence.
 inline void submit(VkQueue queue, VkCommandBuffer cb, VkFence fence = VK_NULL_HANDLE) {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};

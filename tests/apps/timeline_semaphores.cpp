@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
     VkDescriptorSet set = suite::allocate_set(ctx, dpool, pipe.set_layout);
     vkapp::write_storage_buffers(ctx, set, {data.buffer});
 
-    VkSemaphore timeline = suite::create_timeline_semaphore(ctx, 0);
-    VkSemaphore second = suite::create_timeline_semaphore(ctx, 100);
+    VkSemaphore timeline = vkapp::create_timeline_semaphore(ctx, 0);
+    VkSemaphore second = vkapp::create_timeline_semaphore(ctx, 100);
     VkCommandPool pool = vkapp::create_command_pool(ctx);
     std::vector<VkCommandBuffer> cbs = suite::allocate_command_buffers(ctx, pool, 3 * kRounds);
 

@@ -362,6 +362,17 @@ VkCommandPool create_command_pool(Context& ctx, VkCommandPoolCreateFlags flags) 
     return pool;
 }
 
+VkSemaphore create_timeline_semaphore(Context& ctx, uint64_t initial) {
+    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    ti.initialValue = initial;
+    VkSemaphoreCreateInfo ci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    ci.pNext = &ti;
+    VkSemaphore s;
+    VK_CHECK(vkCreateSemaphore(ctx.device, &ci, nullptr, &s));
+    return s;
+}
+
 uint64_t fnv1a(const void* data, size_t size, uint64_t seed) {
     const auto* p = static_cast<const unsigned char*>(data);
     uint64_t h = seed;

@@ -128,6 +128,9 @@ void one_shot(Context& ctx, VkCommandPool pool, F&& record, Wait wait = Wait::fe
 
 VkCommandPool create_command_pool(Context& ctx, VkCommandPoolCreateFlags flags = 0);
 
+// A timeline semaphore at `initial` (the context must enable timeline semaphores).
+VkSemaphore create_timeline_semaphore(Context& ctx, uint64_t initial = 0);
+
 // FNV-1a over bytes, chained through `seed`.
 uint64_t fnv1a(const void* data, size_t size, uint64_t seed = 1469598103934665603ull);
 

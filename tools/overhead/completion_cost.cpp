@@ -34,7 +34,7 @@ struct Rig {
     Rig() : tiny("slipstream-completion-cost", options()) {
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         for (VkFence& f : ring) VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &f));
-        timeline = tiny.create_timeline();
+        timeline = vkapp::create_timeline_semaphore(tiny.ctx);
     }
     ~Rig() {
         VK_CHECK(vkQueueWaitIdle(ctx.queue));

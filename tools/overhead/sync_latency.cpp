@@ -45,7 +45,7 @@ struct Rig {
         }
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &fence));
-        timeline = tiny.create_timeline();
+        timeline = vkapp::create_timeline_semaphore(tiny.ctx);
     }
     ~Rig() {
         VK_CHECK(vkQueueWaitIdle(ctx.queue));

@@ -42,16 +42,6 @@ struct TinyRig {
         VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
         return cb;
     }
-    // A timeline semaphore at 0 (the context must enable timeline semaphores).
-    VkSemaphore create_timeline() {
-        VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-        ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-        VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-        si.pNext = &ti;
-        VkSemaphore s;
-        VK_CHECK(vkCreateSemaphore(ctx.device, &si, nullptr, &s));
-        return s;
-    }
     void bind(VkCommandBuffer cb) {
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
         vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &storage.set, 0, nullptr);
