@@ -151,17 +151,6 @@ VkFence make_fence(vkapp::Context& ctx, bool signaled) {
     return f;
 }
 
-VkSemaphore make_timeline(vkapp::Context& ctx, uint64_t initial) {
-    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
-    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
-    type.initialValue = initial;
-    VkSemaphoreCreateInfo ci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-    ci.pNext = &type;
-    VkSemaphore s;
-    VK_CHECK(vkCreateSemaphore(ctx.device, &ci, nullptr, &s));
-    return s;
-}
-
 void host_signal_later(vkapp::Context& ctx, VkSemaphore s, uint64_t value, int delay_ms, std::thread* t) {
     *t = std::thread([&ctx, s, value, delay_ms] {
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
@@ -302,7 +291,7 @@ void fence_sync_fd_export(vkapp::Context& ctx, Busy& busy) {
 }
 
 void timeline_waits(vkapp::Context& ctx, Busy& busy) {
-    VkSemaphore s1 = make_timeline(ctx, 0), s2 = make_timeline(ctx, 0), s3 = make_timeline(ctx, 0);
+    VkSemaphore s1 = vkapp::create_timeline_semaphore(ctx), s2 = vkapp::create_timeline_semaphore(ctx), s3 = vkapp::create_timeline_semaphore(ctx);
     std::thread t1, t2;
 
     auto t = Clock::now();
