@@ -116,8 +116,8 @@ void lead(const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& sta
     ++state.inserted;
 }
 
-bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb,
-               NarrowingState& state) {
+// The stage masks a v1 barrier is replayed with, narrowed; false where it stays as recorded.
+bool narrowed_v1_masks(const CmdPipelineBarrierRecord& r, bool indirect, uint64_t& src, uint64_t& dst) {
     if (r.dependencyFlags != 0) return false;
     uint64_t src_access = 0, dst_access = 0;
     for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) {
@@ -136,8 +136,15 @@ bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d,
         src_access |= b.srcAccessMask;
         dst_access |= b.dstAccessMask;
     }
-    uint64_t src = r.srcStageMask, dst = r.dstStageMask;
-    if (!narrow_stage_masks(src, dst, src_access, dst_access, state.indirect)) return false;
+    src = r.srcStageMask;
+    dst = r.dstStageMask;
+    return narrow_stage_masks(src, dst, src_access, dst_access, indirect);
+}
+
+bool replay_v1(const CmdPipelineBarrierRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb,
+               NarrowingState& state) {
+    uint64_t src, dst;
+    if (!narrowed_v1_masks(r, state.indirect, src, dst)) return false;
     lead(d, cb, state);
     const BarriersV1 b = renamed_barriers(r, [&](auto& x) {
         x.srcAccessMask = VkAccessFlags(side_access(x.srcAccessMask, r.srcStageMask, src));
@@ -211,6 +218,25 @@ bool replay_v2(const CmdPipelineBarrier2Record& r, const VkLayerDispatchTable& d
 }
 
 }  // namespace
+
+uint32_t count_narrowable_barriers(const CommandCapture& capture, bool indirect, uint32_t enough) {
+    uint32_t n = 0;
+    for (const CaptureRecord* r = capture.records(); r && n < enough; r = r->next) {
+        uint64_t src, dst;
+        NarrowedInfo scratch;
+        if (r->id == CommandId::CmdPipelineBarrier)
+            n += narrowed_v1_masks(static_cast<const CmdPipelineBarrierRecord&>(*r), indirect, src, dst);
+        else if (r->id == CommandId::CmdPipelineBarrier2 || r->id == CommandId::CmdPipelineBarrier2KHR)
+            n += narrow_info(static_cast<const CmdPipelineBarrier2Record&>(*r).pDependencyInfo, indirect, scratch);
+        // An event wait's destination side may be narrowed, and so may a set's dependency info
+        // (where the batch's plan proves the pairing): counted as narrowable.
+        else if (r->id == CommandId::CmdWaitEvents || r->id == CommandId::CmdWaitEvents2 ||
+                 r->id == CommandId::CmdWaitEvents2KHR || r->id == CommandId::CmdSetEvent2 ||
+                 r->id == CommandId::CmdSetEvent2KHR)
+            ++n;
+    }
+    return n;
+}
 
 bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state) {
     const bool barrier = r.id == CommandId::CmdPipelineBarrier || r.id == CommandId::CmdPipelineBarrier2 ||

@@ -96,6 +96,11 @@ struct NarrowingState {
     uint32_t event_waits_narrowed = 0;  // event waits among `narrowed`
 };
 
+// How many of the capture's pipeline barriers a batch's replay would narrow, event waits and
+// vkCmdSetEvent2s counted as if it would (the capture must be narrowable_work), counting no
+// further than `enough`.
+uint32_t count_narrowable_barriers(const CommandCapture& capture, bool indirect, uint32_t enough);
+
 // Replays one pipeline barrier record (vkCmdPipelineBarrier, 2 or 2KHR), narrowed where it
 // can be; false for any other record (nothing recorded).
 bool replay_barrier(const CaptureRecord& r, const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& state);

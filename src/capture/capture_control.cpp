@@ -8,11 +8,9 @@
 namespace slipstream::capture {
 
 namespace {
-// The capture stops at a command it cannot hold: the driver records everything so far.
-void make_native(void* context, const CommandCapture& capture) {
-    CommandBufferState& cb = *static_cast<CommandBufferState*>(context);
+// The driver records everything the capture holds so far, from its begin info on.
+void begin_natively(CommandBufferState& cb, const CommandCapture& capture) {
     DeviceState& d = *cb.device;
-    d.stats.add(Counter::LazyMadeNative);
     const VkResult r = d.dispatch.BeginCommandBuffer(cb.handle, capture.begin_info());
     if (r != VK_SUCCESS) {
         // The driver never began it: it stays lazy, so that no later command reaches the
@@ -25,11 +23,28 @@ void make_native(void* context, const CommandCapture& capture) {
     capture.replay(d.dispatch, cb.handle);
 }
 
+// The capture stops at a command it cannot hold.
+void make_native(void* context, const CommandCapture& capture) {
+    CommandBufferState& cb = *static_cast<CommandBufferState*>(context);
+    cb.device->stats.add(Counter::LazyMadeNative);
+    begin_natively(cb, capture);
+}
+
+// The rest of the recording, and its end, go to the driver (the capture stays as it is).
+void finish_natively(CommandBufferState& cb) {
+    begin_natively(cb, *cb.capture);
+    cb.capture->on_stop(nullptr, nullptr);
+    // One still being recorded (submitted before vkEndCommandBuffer: a misuse) stays so, as
+    // the driver alone would have it.
+    if (cb.native_error == VK_SUCCESS && cb.capture->ended())
+        cb.native_error = cb.device->dispatch.EndCommandBuffer(cb.handle);
+}
+
 // Lazy recording needs a device that fuses and a command buffer fusion can replay in its
 // place: primary, from a pool that is not protected (fusion's own pools are not).
 bool can_record_lazily(const CommandBufferState& cb) {
     const DeviceState& d = *cb.device;
-    return d.settings.lazy_record && d.fusion && cb.level == VK_COMMAND_BUFFER_LEVEL_PRIMARY &&
+    return d.settings.lazy_record != LazyRecord::Off && d.fusion && cb.level == VK_COMMAND_BUFFER_LEVEL_PRIMARY &&
            !(cb.pool_flags & VK_COMMAND_POOL_CREATE_PROTECTED_BIT) && cb.capture->capturable();
 }
 }  // namespace
@@ -59,12 +74,8 @@ bool begin_capture(CommandBufferState& cb, const VkCommandBufferBeginInfo* info)
 
 void record_natively(CommandBufferState& cb) {
     if (!cb.lazy || cb.native_error != VK_SUCCESS) return;
-    make_native(&cb, *cb.capture);
-    cb.capture->on_stop(nullptr, nullptr);
-    // One still being recorded (submitted before vkEndCommandBuffer: a misuse) stays so, as
-    // the driver alone would have it.
-    if (cb.native_error == VK_SUCCESS && cb.capture->ended())
-        cb.native_error = cb.device->dispatch.EndCommandBuffer(cb.handle);
+    cb.device->stats.add(Counter::LazyMadeNative);
+    finish_natively(cb);
 }
 
 void end_capture(CommandBufferState& cb, VkResult result) {
@@ -77,6 +88,18 @@ void end_capture(CommandBufferState& cb, VkResult result) {
                      cb.footprint);
     if (c.capturable()) {
         cb.device->stats.add(Counter::CommandBuffersCaptured);
+        DeviceState& d = *cb.device;
+        if (cb.lazy && result == VK_SUCCESS && d.settings.lazy_record == LazyRecord::Auto &&
+            d.latency_families.has(cb.queue_family)) {
+            const uint32_t narrowable = cb.narrowable && d.settings.narrow_barriers
+                                            ? count_narrowable_barriers(c, cb.stages & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
+                                                                        submit::kLatencyNarrowMin)
+                                            : 0;
+            if (submit::record_at_end(true, narrowable)) {
+                d.stats.add(Counter::RecordedAtEnd);
+                finish_natively(cb);
+            }
+        }
         return;
     }
     cb.device->stats.add(Counter::CommandBuffersNotCapturable);

@@ -164,6 +164,10 @@ struct DeviceState {
     PFN_vkGetSemaphoreCounterValue fusion_counter_value = nullptr;
     PFN_vkWaitSemaphores fusion_wait_semaphores = nullptr;
     std::atomic<uint32_t> open_batches{0};
+    // Queue families whose latest fusable submission found its queue in latency mode with
+    // nothing of ours running (LAZY_RECORD=auto records their command buffers into the driver
+    // at vkEndCommandBuffer).
+    submit::LatencyFamilies latency_families;
     // What barrier elision knows of buffers, images, descriptor sets and pipelines (while
     // VK_SLIPSTREAM_ELIDE_BARRIERS is on with fusion and its barrier; null otherwise).
     std::unique_ptr<capture::ResourceRegistry> resources;

@@ -26,7 +26,7 @@ const std::vector<SettingSpec>& setting_specs() {
         {"max_defer_us", "0..100000 (microseconds)", "500", "the longest a fused batch waits for more work before it is submitted"},
         {"fuse_barrier", "on|off", "on", "put a compute|transfer barrier in front of each fused command buffer (for applications that rely on command-buffer boundaries)"},
         {"flusher_poll_us", "0..1000 (microseconds)", "10", "with fuse on: while batches of Slipstream's run, the flusher thread looks at them this often (0: it blocks in the driver's semaphore wait instead)"},
-        {"lazy_record", "on|off", "on", "with fuse on: record fusable command buffers only as captures, not into the driver (they are replayed at submission)"},
+        {"lazy_record", "auto|on|off", "auto", "with fuse on: record fusable command buffers only as captures, not into the driver (they are replayed at submission); auto records them into the driver at vkEndCommandBuffer where their queue family waits for every submission on an idle GPU"},
         {"narrow_barriers", "on|off", "on", "with fuse on: narrow ALL_COMMANDS barriers of fused command buffers to the stages a batch's work uses"},
         {"narrow_history", "on|off", "on", "test-only: off drops the full barriers that keep narrowed barriers correct across the queue's other work (to prove the tests catch it)"},
         {"elide_barriers", "on|off", "off", "with fuse on: leave the fuse barrier out in front of a command buffer whose memory footprint (descriptor sets, push descriptors, copy and fill ranges, indirect parameters, compared by VkDeviceMemory and offset) provably meets no write of, and writes nothing touched by, the command buffers since the last barrier"},
@@ -82,6 +82,12 @@ static std::optional<ElideProof> parse_elide_proof(const std::string& text) {
     return std::nullopt;
 }
 
+static std::optional<LazyRecord> parse_lazy_record(const std::string& text) {
+    if (lower(text) == "auto") return LazyRecord::Auto;
+    if (auto b = parse_bool(text)) return *b ? LazyRecord::On : LazyRecord::Off;
+    return std::nullopt;
+}
+
 static const SettingSpec& spec(const char* name) {
     for (const SettingSpec& s : setting_specs())
         if (std::string(s.name) == name) return s;
@@ -130,7 +136,7 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "fuse_barrier", parse_bool, s.fuse_barrier);
     read_one(lookup, warnings, "flusher_poll_us", [](const std::string& t) { return parse_range(t, 0, 1000); },
              s.flusher_poll_us);
-    read_one(lookup, warnings, "lazy_record", parse_bool, s.lazy_record);
+    read_one(lookup, warnings, "lazy_record", parse_lazy_record, s.lazy_record);
     read_one(lookup, warnings, "narrow_barriers", parse_bool, s.narrow_barriers);
     read_one(lookup, warnings, "narrow_history", parse_bool, s.narrow_history);
     read_one(lookup, warnings, "elide_barriers", parse_bool, s.elide_barriers);
@@ -180,7 +186,7 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"max_defer_us", std::to_string(s.max_defer_us)},
         {"fuse_barrier", s.fuse_barrier ? "on" : "off"},
         {"flusher_poll_us", std::to_string(s.flusher_poll_us)},
-        {"lazy_record", s.lazy_record ? "on" : "off"},
+        {"lazy_record", s.lazy_record == LazyRecord::Auto ? "auto" : s.lazy_record == LazyRecord::On ? "on" : "off"},
         {"narrow_barriers", s.narrow_barriers ? "on" : "off"},
         {"narrow_history", s.narrow_history ? "on" : "off"},
         {"elide_barriers", s.elide_barriers ? "on" : "off"},

@@ -17,6 +17,12 @@ enum class ReadbackMode { Off, Auto, AllHostVisible };
 // every fuse barrier after a batch's first; trust-unknown: hidden descriptor sets and
 // address-reaching shaders taken at face value), to prove the tests catch a wrong elision.
 enum class ElideProof { On, Off, TrustUnknown };
+// Lazy recording (fusion): off: every command buffer is recorded into the driver as well as
+// captured; on: fusable ones only as captures; auto: as on, except that one begun for a queue
+// family whose queues wait for every submission on an idle GPU (latency mode) is recorded into
+// the driver at vkEndCommandBuffer, from its capture, unless the batch's replay would narrow
+// barriers of it (submit/flush_policy.h: record_at_end), so its submission goes straight to the driver.
+enum class LazyRecord { Off, On, Auto };
 
 struct Settings {
     LogLevel log = LogLevel::Warn;
@@ -33,7 +39,7 @@ struct Settings {
     uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
     bool fuse_barrier = true;  // a compute|transfer barrier in front of each fused command buffer
     uint32_t flusher_poll_us = 10;  // fusion: the flusher's look at running batches (0: block)
-    bool lazy_record = true;      // fusion: capture only, record into the driver on demand
+    LazyRecord lazy_record = LazyRecord::Auto;  // fusion: capture only, record into the driver on demand
     bool narrow_barriers = true;  // fusion: ALL_COMMANDS barriers narrowed to the batch's stages
     bool narrow_history = true;   // test-only: the full barriers that keep narrowing correct
     bool elide_barriers = false;  // fusion: no fuse barrier between captures of disjoint memory

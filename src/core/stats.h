@@ -73,6 +73,7 @@ namespace slipstream {
     X(LazyRecorded, "lazy_recorded")            /* command buffers begun without the driver */ \
     X(LazyMadeNative, "lazy_made_native")       /* ... recorded natively at a command we cannot capture */ \
     X(LazyReplayedAlone, "lazy_replayed_alone") /* ... replayed on their own for a pass-through submit */ \
+    X(RecordedAtEnd, "recorded_at_end")         /* ... recorded natively at vkEndCommandBuffer (latency mode) */ \
     X(LayoutDestroysPutOff, "layout_destroys_put_off") /* layouts/templates kept for lazy captures */ \
     X(FuseBarriersLeftOut, "fuse_barriers_left_out") /* the command buffer opened with one that holds it */ \
     X(FuseBarriersElided, "fuse_barriers_elided") /* its memory provably meets no write of those before */ \

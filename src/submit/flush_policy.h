@@ -28,6 +28,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <cstdint>
 
 namespace slipstream::submit {
@@ -82,6 +83,39 @@ inline AfterAppend decide_after_append(const OpenBatch& b, uint32_t batch_max) {
 // starts.
 inline bool submit_directly(bool latency_mode, bool batch_open, uint64_t in_flight) {
     return latency_mode && !batch_open && in_flight == 0;
+}
+
+// Which queue families are in latency mode with an idle GPU, as their latest fusable
+// submission found them (one bit per family, families 0..63; a later one is never marked).
+// vkBeginCommandBuffer reads it for the command buffer's pool's family: a naive runtime may
+// create a pool and a command buffer for every operation, so neither knows the queue's habits.
+class LatencyFamilies {
+public:
+    bool has(uint32_t family) const {
+        return family < 64 && (bits_.load(std::memory_order_relaxed) >> family & 1);
+    }
+    void note(uint32_t family, bool idle_latency) {
+        if (family >= 64 || has(family) == idle_latency) return;  // (the common case: no write)
+        const uint64_t bit = uint64_t(1) << family;
+        if (idle_latency) bits_.fetch_or(bit, std::memory_order_relaxed);
+        else bits_.fetch_and(~bit, std::memory_order_relaxed);
+    }
+
+private:
+    std::atomic<uint64_t> bits_{0};
+};
+
+// LAZY_RECORD=auto, at vkEndCommandBuffer of a lazily recorded command buffer: whether the
+// driver records it now, from its capture, so that its submission to a queue in latency mode
+// goes straight to the driver (submit_directly) instead of through a batch replayed on the
+// submitting thread, which costs that thread the replay (~10 us for a naive runtime's small
+// command buffer on the H200, fusion trace) and the GPU a fuse barrier. Not where the replay
+// would narrow a barrier of it (or an event's): on the H200 a tiny dispatch behind an
+// ALL_COMMANDS barrier waited for at once took 27.9 us recorded at vkEndCommandBuffer and
+// submitted directly, 22.5 us replayed into a batch with the barrier narrowed.
+inline constexpr uint32_t kLatencyNarrowMin = 1;
+inline bool record_at_end(bool latency_family, uint32_t narrowable_barriers) {
+    return latency_family && narrowable_barriers < kLatencyNarrowMin;
 }
 
 // The deadline flusher's rule for an open batch: what to do now.

@@ -358,7 +358,9 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
                     return true;
             return false;
         };
-        if (!lazy && submit_directly(f.latency_mode(), f.has_pending(), f.in_flight()) && !owes_closing()) {
+        const bool idle_latency = submit_directly(f.latency_mode(), f.has_pending(), f.in_flight());
+        d.latency_families.note(q.family, idle_latency);
+        if (!lazy && idle_latency && !owes_closing()) {
             d.stats.add(Counter::CommandBuffersDirect, total);
             return f.submit_direct(count, submits, fence, next);
         }

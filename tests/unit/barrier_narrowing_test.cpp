@@ -193,3 +193,35 @@ TEST(BarrierNarrowing, OwnershipTransfersAndTimestampsAreNotNarrowed) {
     t.c.end(VK_SUCCESS);
     EXPECT_FALSE(narrowable_work(t.c));
 }
+
+TEST(BarrierNarrowing, CountsWhatTheReplayWouldNarrow) {
+    Rec bare;
+    CmdDispatch(bare.c, CommandId::CmdDispatch, 1, 1, 1);
+    bare.c.end(VK_SUCCESS);
+    EXPECT_EQ(count_narrowable_barriers(bare.c, false, 8), 0u);
+
+    Rec naive;
+    for (int i = 0; i < 3; ++i) {
+        naive_barrier(naive.c);
+        CmdDispatch(naive.c, CommandId::CmdDispatch, 1, 1, 1);
+    }
+    naive.c.end(VK_SUCCESS);
+    EXPECT_EQ(count_narrowable_barriers(naive.c, false, 8), 3u);
+    EXPECT_EQ(count_narrowable_barriers(naive.c, false, 1), 1u);  // no further than asked
+
+    // What the replay leaves whole does not count: an ownership transfer, a compute barrier.
+    Rec whole;
+    VkBufferMemoryBarrier b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    b.srcQueueFamilyIndex = 0;
+    b.dstQueueFamilyIndex = 1;
+    b.buffer = VkBuffer(uint64_t(7));
+    b.size = VK_WHOLE_SIZE;
+    CmdPipelineBarrier(whole.c, CommandId::CmdPipelineBarrier, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 1, &b, 0, nullptr);
+    VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT};
+    CmdPipelineBarrier(whole.c, CommandId::CmdPipelineBarrier, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &m, 0, nullptr, 0, nullptr);
+    whole.c.end(VK_SUCCESS);
+    EXPECT_EQ(count_narrowable_barriers(whole.c, false, 8), 0u);
+}

@@ -140,5 +140,47 @@ TEST(FlushPolicy, SubmissionsWithSemaphoresOrExtensionsPassThrough) {
     EXPECT_EQ(classify_submit(m), PassReason::SubmitExtension);
 }
 
+// LAZY_RECORD=auto's decision at vkEndCommandBuffer (the mode decision of the latency path).
+TEST(LatencyPath, RecordedAtTheEndOnlyInLatencyModeAndWithNothingToNarrow) {
+    EXPECT_TRUE(record_at_end(true, 0));
+    EXPECT_FALSE(record_at_end(true, 1));   // a barrier the batch would narrow: replayed there
+    EXPECT_FALSE(record_at_end(false, 0));  // streaming: lazy, fused
+}
+
+TEST(LatencyPath, FamiliesFollowTheirLatestSubmission) {
+    LatencyFamilies f;
+    EXPECT_FALSE(f.has(0));
+    f.note(2, true);
+    EXPECT_TRUE(f.has(2));
+    EXPECT_FALSE(f.has(0));
+    EXPECT_FALSE(f.has(3));
+    f.note(63, true);
+    EXPECT_TRUE(f.has(63));
+    f.note(2, false);  // a submission that found work of ours running, or a streaming queue
+    EXPECT_FALSE(f.has(2));
+    EXPECT_TRUE(f.has(63));
+    f.note(64, true);  // beyond the mask: never marked, so recorded lazily as before
+    EXPECT_FALSE(f.has(64));
+}
+
+TEST(LatencyPath, SubmitThenWaitIsLatencyModeAndAStreamIsNot) {
+    // What a queue learns; with an idle GPU and nothing held, its submission goes direct.
+    SyncPattern wait_each;
+    for (int i = 0; i < 4; ++i) {
+        wait_each.submitted();
+        EXPECT_TRUE(wait_each.latency_mode());
+        wait_each.waited();
+    }
+    EXPECT_TRUE(submit_directly(wait_each.latency_mode(), false, 0));
+    EXPECT_FALSE(submit_directly(wait_each.latency_mode(), true, 0));   // a batch is open
+    EXPECT_FALSE(submit_directly(wait_each.latency_mode(), false, 1));  // ours still run
+    SyncPattern stream;
+    for (int i = 0; i < 32; ++i) stream.submitted();
+    EXPECT_FALSE(stream.latency_mode());
+    stream.waited();
+    stream.submitted();
+    EXPECT_FALSE(stream.latency_mode());  // 32 submissions per wait, on average still many
+}
+
 }  // namespace
 }  // namespace slipstream::submit

@@ -29,10 +29,18 @@ DIR/bench.svg (the table as grouped horizontal bars on a log scale). Exit status
 runs succeeded and verified, 1 when any run failed (verification, validation message, crash,
 timeout) or the outputs could not be written, 2 for usage errors or a missing layer manifest.
 
+--knob-matrix runs, instead of the three columns, the naive program without the layer, with
+the layer under its defaults, and with the layer under each single knob flipped (KNOBS), all
+interleaved in the same rounds, and prints per row the fastest configuration of the layer and
+the defaults' ratio to it. A row is marked where the defaults lose by more than 5% to another
+configuration (or to no layer) and their p10..p90 ranges do not overlap; marked rows are run
+again (--repeat-rounds more rounds of those rows and configurations) and the mark stays only if
+the pooled samples still say so. Writes DIR/knob_matrix.json. Exit status 1 when any run failed.
+
 Usage:
   bench_report.py --build-dir B [--quick] [--out DIR] [--wait fence|queue-idle] [--reps N]
                   [--rounds R] [--rows a,b] [--process row|column] [--bench PATH]
-                  [--allow-missing-layer]
+                  [--allow-missing-layer] [--knob-matrix [--repeat-rounds K]]
 """
 import argparse
 import datetime
@@ -60,6 +68,23 @@ COLUMNS = [
 ]
 
 COLORS = {"naive": "#c0392b", "layer": "#2471a3", "tuned": "#229954"}
+
+# The knob matrix: each single knob flipped from its default (the layer's README says what
+# each trades), in the naive program under the layer.
+KNOBS = [
+    ("VK_SLIPSTREAM_FUSE", "off"),
+    ("VK_SLIPSTREAM_LAZY_RECORD", "off"),
+    ("VK_SLIPSTREAM_LAZY_RECORD", "on"),
+    ("VK_SLIPSTREAM_NARROW_BARRIERS", "off"),
+    ("VK_SLIPSTREAM_FUSE_BARRIER", "off"),
+    ("VK_SLIPSTREAM_MAX_DEFER_US", "0"),
+    ("VK_SLIPSTREAM_SPIN", "off"),
+    ("VK_SLIPSTREAM_ELIDE_BARRIERS", "on"),
+]
+MATRIX_COLUMNS = [("naive", "naive", "off", "no layer", {}), ("defaults", "naive", "on", "defaults", {})] + [
+    (f"{k[len('VK_SLIPSTREAM_'):]}={v}", "naive", "on", f"{k[len('VK_SLIPSTREAM_'):]}={v}", {k: v})
+    for k, v in KNOBS]
+MARK_RATIO = 1.05
 
 # Rows whose submission pattern does not depend on --style (slipstream-bench says "pattern" in
 # each row of its JSON): the note the table prints for each, and the columns that skip it,
@@ -228,13 +253,19 @@ def tail(text, n=4000):
 
 
 def run_one(bench, column, rows, build_dir, args, commit, tmpdir, round_index, layer_present, tag=""):
-    key, style, mode, _ = column
+    key, style, mode, _, *rest = column
     effective_mode = mode if (mode == "off" or layer_present) else "off"
     env = slipstream_env.layer_env(effective_mode, build_dir)
+    if rest:
+        # A knob-matrix column: the knobs as it says, whatever the caller's environment held.
+        for k, _v in KNOBS:
+            env.pop(k, None)
+        env.update(rest[0])
     if commit and not env.get("SLIPSTREAM_COMMIT"):
         env["SLIPSTREAM_COMMIT"] = commit
     env.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    json_path = os.path.join(tmpdir, f"round{round_index}-{key}{'-' + tag if tag else ''}.json")
+    safe_key = "".join(c if c.isalnum() else "_" for c in key)
+    json_path = os.path.join(tmpdir, f"round{round_index}-{safe_key}{'-' + tag if tag else ''}.json")
     cmd = [bench, "--style", style, "--wait", args.wait, "--json", json_path]
     if args.quick:
         cmd.append("--quick")
@@ -351,6 +382,116 @@ def combine(runs, columns, plan):
         entry["ratio_naive_tuned"] = ratio("naive", "tuned")
         table.append(entry)
     return table
+
+
+def matrix_verdicts(table):
+    """Per row: the fastest configuration of the layer, the defaults' ratio to it and to no
+    layer, and whether the defaults lose (by more than MARK_RATIO, ranges not overlapping)."""
+    out = []
+    for r in table:
+        cols = r["columns"]
+        d = cols.get("defaults") or {}
+        if d.get("median") is None:
+            continue
+        layer_keys = [k for k, *_ in MATRIX_COLUMNS if k != "naive" and (cols.get(k) or {}).get("median")]
+        best = min(layer_keys, key=lambda k: cols[k]["median"])
+
+        def loses_to(k):
+            c = cols.get(k) or {}
+            if not c.get("median"):
+                return False
+            return d["median"] > MARK_RATIO * c["median"] and d["p10"] > c["p90"]
+        losing = [k for k in [k for k, *_ in MATRIX_COLUMNS] if k != "defaults" and loses_to(k)]
+        naive = cols.get("naive") or {}
+        out.append({"name": r["name"], "title": r["title"], "unit": r["unit"],
+                    "defaults_median": d["median"], "best": best, "best_median": cols[best]["median"],
+                    "ratio_to_best": d["median"] / cols[best]["median"],
+                    "no_layer_median": naive.get("median"),
+                    "ratio_to_no_layer": d["median"] / naive["median"] if naive.get("median") else None,
+                    "marked": bool(losing), "loses_to": losing,
+                    "medians": {k: (cols.get(k) or {}).get("median") for k, *_ in MATRIX_COLUMNS}})
+    return out
+
+
+def print_matrix(verdicts):
+    w = max([len(v["title"]) for v in verdicts] + [10])
+    head = (f"{'row':<{w}}  {'unit':>4}  {'no layer':>10}  {'defaults':>10}  {'best config':>24}  "
+            f"{'best':>10}  {'def÷best':>8}  {'def÷none':>8}  mark")
+    print()
+    print(head)
+    print("-" * len(head))
+    for v in verdicts:
+        none = v["no_layer_median"]
+        print(f"{v['title']:<{w}}  {v['unit']:>4}  {none if none is not None else float('nan'):>10.4g}  "
+              f"{v['defaults_median']:>10.4g}  {v['best']:>24}  {v['best_median']:>10.4g}  "
+              f"{fmt_ratio(v['ratio_to_best']):>8}  {fmt_ratio(v['ratio_to_no_layer']):>8}  "
+              f"{'LOSES to ' + ', '.join(v['loses_to']) if v['marked'] else ''}")
+    print(f"marked: the defaults' median is more than {MARK_RATIO:.2f}× another configuration's and "
+          "their p10..p90 ranges do not overlap")
+    keys = [k for k, *_ in MATRIX_COLUMNS]
+    print("\nmedians per configuration:")
+    print(f"{'row':<{w}}  " + "  ".join(f"{k:>14}" for k in keys))
+    for v in verdicts:
+        print(f"{v['title']:<{w}}  " + "  ".join(
+            f"{v['medians'][k]:>14.4g}" if v["medians"].get(k) is not None else f"{'-':>14}" for k in keys))
+
+
+def run_matrix(args, bench, build_dir, all_rows, selected, commit, layer_present, out_dir):
+    rows = selected or all_rows
+    runs = []
+    plan = {k: rows for k, *_ in MATRIX_COLUMNS}
+
+    def one_round(rnd, columns, which_rows):
+        shift = rnd % len(columns)
+        rotated = columns[shift:] + columns[:shift]
+        if args.process == "column":
+            for col in rotated:
+                runs.append(run_one(bench, col, which_rows, build_dir, args, commit, tmp, rnd, layer_present))
+            return
+        for row in which_rows:
+            for col in rotated:
+                runs.append(run_one(bench, col, [row], build_dir, args, commit, tmp, rnd, layer_present, tag=row))
+
+    with tempfile.TemporaryDirectory(prefix="slipstream-matrix-") as tmp:
+        for rnd in range(args.rounds):
+            one_round(rnd, MATRIX_COLUMNS, rows)
+        verdicts = matrix_verdicts(combine(runs, MATRIX_COLUMNS, plan))
+        marked = [v for v in verdicts if v["marked"]]
+        repeated = []
+        if marked and args.repeat_rounds > 0:
+            # Again, the marked rows with the configurations they lost to, in fresh rounds.
+            print(f"\nrepeating {len(marked)} marked row(s): {', '.join(v['name'] for v in marked)}")
+            for v in marked:
+                cols = [c for c in MATRIX_COLUMNS if c[0] == "defaults" or c[0] in v["loses_to"]]
+                for rnd in range(args.rounds, args.rounds + args.repeat_rounds):
+                    one_round(rnd, cols, [v["name"]])
+                repeated.append(v["name"])
+            verdicts = matrix_verdicts(combine(runs, MATRIX_COLUMNS, plan))
+    print_matrix(verdicts)
+    failures = [f"round {r['round'] + 1} {r['column']}: {r['error'] or 'exit ' + str(r['returncode'])}"
+                for r in runs if r["error"] is not None or r["returncode"] != 0]
+    first = next((r["result"] for r in runs if r["result"]), {}) or {}
+    report = {"tool": "bench_report", "mode": "knob-matrix", "format": 1,
+              "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              "commit": commit or first.get("commit", "unknown"), "device": first.get("device", {}),
+              "settings": {"quick": args.quick, "wait": args.wait, "rounds": args.rounds,
+                           "repeat_rounds": args.repeat_rounds, "process": args.process,
+                           "reps_per_run": args.per_run_reps, "mark_ratio": MARK_RATIO},
+              "configurations": [{"key": k, "layer_mode": m, "env": e} for k, _s, m, _l, e in MATRIX_COLUMNS],
+              "rows": verdicts, "repeated": repeated, "ok": not failures, "failures": failures,
+              "runs": runs}
+    path = os.path.join(out_dir, "knob_matrix.json")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        print(f"\nwrote {path}")
+    except OSError as e:
+        eprint(f"bench_report: cannot write {path}: {e}")
+        return 1
+    if failures:
+        eprint("bench_report: FAILED:\n  " + "\n  ".join(failures))
+    return 1 if failures else 0
 
 
 def print_table(table, labels, software, layer_missing):
@@ -574,6 +715,10 @@ def main(argv=None):
                     help="passed to slipstream-bench (its default: 60)")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds allowed per run (default 1800, --quick 300)")
+    ap.add_argument("--knob-matrix", action="store_true",
+                    help="the layer under its defaults and under each single knob flipped, interleaved")
+    ap.add_argument("--repeat-rounds", type=int, default=2,
+                    help="with --knob-matrix: rounds run again for marked rows (default 2)")
     ap.add_argument("--allow-missing-layer", action="store_true",
                     help="for testing before the layer exists: run the layer column without it "
                          "(labelled so) instead of failing")
@@ -629,6 +774,12 @@ def main(argv=None):
           f"{f'; {args.per_run_reps} reps per run' if args.per_run_reps else ''}")
     if not layer_present:
         print(f"  WARNING: {manifest} is missing; the layer column runs WITHOUT the layer")
+
+    if args.knob_matrix:
+        if not layer_present:
+            eprint("bench_report: --knob-matrix needs the layer")
+            return 2
+        return run_matrix(args, bench, build_dir, all_rows, selected, commit, layer_present, out_dir)
 
     runs = []
     with tempfile.TemporaryDirectory(prefix="slipstream-bench-") as tmp:

@@ -126,6 +126,21 @@ const RowInfo kRows[] = {
      "      naive: submit, then vkWaitForFences or vkQueueWaitIdle.\n"
      "      tuned: submit, then spin on vkGetFenceStatus (<= 100 us) before blocking.\n"
      "      GPU time: one dispatch of the kernel."},
+    {"launch_spin", "launch + app spin", "us",
+     "As launch_sync, but the application waits by polling vkGetFenceStatus itself until the\n"
+     "      fence signals (no vkWaitForFences, whatever --wait says): the latency floor of one\n"
+     "      submit-then-wait round trip. naive: ALL_COMMANDS barrier, its own command buffer and\n"
+     "      fence. tuned: COMPUTE|TRANSFER barrier. GPU time: one dispatch of the kernel."},
+    {"launch_spin_bare", "launch + app spin, no barrier", "us",
+     "As launch_spin with nothing but the dispatch (and its binds) in the command buffer, in\n"
+     "      both styles (a raw client that records one dispatch per command buffer and waits\n"
+     "      for each). GPU time: one dispatch of the kernel."},
+    {"barriers_16", "16 dispatches with barriers, one command buffer + sync", "us",
+     "Per-dispatch cost of one command buffer of 16 dependent tiny dispatches with the style's\n"
+     "      barrier in front of each, submitted and waited for, N times; time / (16 N).\n"
+     "      naive: ALL_COMMANDS -> ALL_COMMANDS barriers, the style's blocking wait.\n"
+     "      tuned: COMPUTE|TRANSFER barriers, spin-then-block wait.\n"
+     "      GPU time: the 16 dispatches and their barriers."},
     {"idle_sync", "idle device sync", "us",
      "Cost of a device sync when nothing is in flight (after one launch + sync), N times; / N.\n"
      "      naive: vkWaitForFences on the last (signalled) fence, or vkQueueWaitIdle.\n"
@@ -183,6 +198,16 @@ const RowInfo kRows[] = {
      "      tuned: 4 command buffers (32 commands each), spin-then-block wait, cached staging.\n"
      "      GPU time: the 100 dispatches and the copy recorded in one command buffer with the\n"
      "      style's barriers (so it includes what each barrier costs on the GPU)."},
+    {"seed_chain", "seed runtime: chain of 10 stages", "us",
+     "The seed runtime's (Halide's Vulkan runtime's) pattern, per chain of 10 small dependent\n"
+     "      kernels (4096 uints each): 11 region buffers created and bound inside one big device\n"
+     "      block, each zero-filled when created, the descriptor sets updated, the kernels run,\n"
+     "      the buffers destroyed at the start of the next chain; time per chain.\n"
+     "      naive: a command pool and command buffer created for every operation (fill or\n"
+     "      kernel), one vkQueueSubmit without a fence each, vkQueueWaitIdle after each\n"
+     "      (whatever --wait says), the pool destroyed.\n"
+     "      tuned: the 10 fills and 10 kernels in one command buffer, COMPUTE|TRANSFER\n"
+     "      barriers, one spin-then-block wait. GPU time: the 10 kernels in one command buffer."},
     {"independent", "independent: small kernels, one per command buffer", "us",
      "Per-kernel cost of N = 64 (16 with --quick) small independent kernels, each adding to a\n"
      "      buffer of its own (256 uints, v += c; each its own VkDeviceMemory), then one sync;\n"
@@ -533,6 +558,9 @@ private:
                  const std::function<void(int)>& verify);
 
     void row_launch(RowResult& row, bool sync_each);
+    void row_launch_spin(RowResult& row, bool barrier);
+    void row_barriers_16(RowResult& row);
+    void row_seed_chain(RowResult& row);
     void row_idle_sync(RowResult& row);
     void row_upload_64k(RowResult& row);
     void row_upload_launch(RowResult& row);
@@ -897,6 +925,10 @@ RowResult Bench::run(const RowInfo& info) {
     const std::string id = info.id;
     if (id == "launch") row_launch(row, false);
     else if (id == "launch_sync") row_launch(row, true);
+    else if (id == "launch_spin") row_launch_spin(row, true);
+    else if (id == "launch_spin_bare") row_launch_spin(row, false);
+    else if (id == "barriers_16") row_barriers_16(row);
+    else if (id == "seed_chain") row_seed_chain(row);
     else if (id == "idle_sync") row_idle_sync(row);
     else if (id == "upload_64k") row_upload_64k(row);
     else if (id == "upload_launch") row_upload_launch(row);
@@ -955,6 +987,233 @@ void Bench::row_launch(RowResult& row, bool sync_each) {
     sync();
     VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
     free_buffer(tiny);
+    free_buffer(check_buf);
+}
+
+// "launch + app spin" (and "..., no barrier"): submit, then the application polls the fence itself.
+void Bench::row_launch_spin(RowResult& row, bool barrier) {
+    const int n = opt_.quick ? 8 : 64;
+    row.ops_per_rep = n;
+    row.pattern = opt_.style == Style::naive ? "naive, app spins" : "tuned";
+    Buf tiny = make_buffer(kTinyWords * 4, kDeviceUsage, MemPref::device);
+    Buf check_buf = make_buffer(kTinyWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
+    VkDescriptorSet set = make_set(add_, {tiny.buffer});
+    VkCommandBuffer cb;
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VK_CHECK(vkAllocateCommandBuffers(ctx_.device, &ai, &cb));
+    VkFence fence;
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK_CHECK(vkCreateFence(ctx_.device, &fi, nullptr, &fence));
+    measure(row, warmup(2), reps(20, 3), n,
+        [&](int) { untimed([&](VkCommandBuffer c) { vkCmdFillBuffer(c, tiny.buffer, 0, VK_WHOLE_SIZE, 0); }); },
+        [&](int r) {
+            for (int i = 0; i < n; ++i) {
+                VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+                bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+                VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+                if (barrier) record_style_barrier(cb);
+                dispatch(cb, add_, set, uint32_t(r + 1), kTinyWords);
+                VK_CHECK(vkEndCommandBuffer(cb));
+                VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+                si.commandBufferCount = 1;
+                si.pCommandBuffers = &cb;
+                VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, fence));
+                for (;;) {
+                    const VkResult s = vkGetFenceStatus(ctx_.device, fence);
+                    if (s == VK_SUCCESS) break;
+                    if (s != VK_NOT_READY) vkapp::fail("vkGetFenceStatus", s, __FILE__, __LINE__);
+                    cpu_relax();
+                }
+                VK_CHECK(vkResetFences(ctx_.device, 1, &fence));
+            }
+        },
+        [&](int r) {
+            untimed([&](VkCommandBuffer c) {
+                VkBufferCopy copy{0, 0, kTinyWords * 4};
+                vkCmdCopyBuffer(c, tiny.buffer, check_buf.buffer, 1, &copy);
+            });
+            const uint32_t want = uint32_t(n) * uint32_t(r + 1);
+            bool ok = true;
+            for (uint32_t i = 0; i < kTinyWords; ++i) ok &= check_buf.as<uint32_t>()[i] == want;
+            check(row, ok, "rep " + std::to_string(r) + ": value after " + std::to_string(n) + " launches is " +
+                               std::to_string(check_buf.as<uint32_t>()[0]) + ", expected " + std::to_string(want));
+        });
+    row.gpu_what = "one dispatch of the tiny kernel (256 uints)";
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer c) { dispatch(c, add_, set, 1, kTinyWords); }, opt_.quick ? 3 : 20);
+    vkDestroyFence(ctx_.device, fence, nullptr);
+    vkFreeCommandBuffers(ctx_.device, pool_, 1, &cb);
+    VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
+    free_buffer(tiny);
+    free_buffer(check_buf);
+}
+
+// "16 dispatches with barriers, one command buffer + sync".
+void Bench::row_barriers_16(RowResult& row) {
+    constexpr int kDispatches = 16;
+    const int n = opt_.quick ? 4 : 32;
+    row.ops_per_rep = n * kDispatches;
+    Buf tiny = make_buffer(kTinyWords * 4, kDeviceUsage, MemPref::device);
+    Buf check_buf = make_buffer(kTinyWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
+    VkDescriptorSet set = make_set(add_, {tiny.buffer});
+    auto record_all = [&](VkCommandBuffer cb, uint32_t value) {
+        for (int k = 0; k < kDispatches; ++k) {
+            record_style_barrier(cb);
+            dispatch(cb, add_, set, value, kTinyWords);
+        }
+    };
+    measure(row, warmup(2), reps(20, 3), n * kDispatches,
+        [&](int) { untimed([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, tiny.buffer, 0, VK_WHOLE_SIZE, 0); }); },
+        [&](int r) {
+            for (int i = 0; i < n; ++i) {
+                Slot& s = acquire_slot();
+                record_all(s.cb, uint32_t(r + 1));
+                submit(s);
+                sync();
+            }
+        },
+        [&](int r) {
+            untimed([&](VkCommandBuffer cb) {
+                VkBufferCopy c{0, 0, kTinyWords * 4};
+                vkCmdCopyBuffer(cb, tiny.buffer, check_buf.buffer, 1, &c);
+            });
+            const uint32_t want = uint32_t(n * kDispatches) * uint32_t(r + 1);
+            bool ok = true;
+            for (uint32_t i = 0; i < kTinyWords; ++i) ok &= check_buf.as<uint32_t>()[i] == want;
+            check(row, ok, "rep " + std::to_string(r) + ": value is " + std::to_string(check_buf.as<uint32_t>()[0]) +
+                               ", expected " + std::to_string(want));
+        });
+    row.gpu_what = "16 dispatches with the style's barriers, one command buffer";
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer cb) { record_all(cb, 1); }, opt_.quick ? 3 : 20) / kDispatches;
+    sync();
+    VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
+    free_buffer(tiny);
+    free_buffer(check_buf);
+}
+
+// "seed runtime: chain of 10 stages".
+void Bench::row_seed_chain(RowResult& row) {
+    constexpr uint32_t kStages = 10;
+    constexpr uint32_t kWords = 4096;
+    constexpr VkDeviceSize kBytes = kWords * 4;
+    row.ops_per_rep = 1;
+    row.pattern = opt_.style == Style::naive ? "naive, queue-idle waits" : "tuned";
+    const bool naive = opt_.style == Style::naive;
+    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bci.size = kBytes;
+    bci.usage = kDeviceUsage;
+    bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+
+    // The runtime's big block, allocated once: region buffers are bound into it at offsets.
+    VkDeviceSize slot = 0;
+    VkDeviceMemory block = VK_NULL_HANDLE;
+    {
+        VkBuffer probe;
+        VK_CHECK(vkCreateBuffer(ctx_.device, &bci, nullptr, &probe));
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(ctx_.device, probe, &req);
+        vkDestroyBuffer(ctx_.device, probe, nullptr);
+        slot = (req.size + req.alignment - 1) / req.alignment * req.alignment;
+        VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        mai.allocationSize = std::max<VkDeviceSize>(slot * (kStages + 1), 4ull << 20);
+        mai.memoryTypeIndex = candidate_types(ctx_.memory_properties, req.memoryTypeBits, MemPref::device).at(0);
+        VK_CHECK(vkAllocateMemory(ctx_.device, &mai, nullptr, &block));
+    }
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 2 * kStages};
+    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dpi.maxSets = kStages;
+    dpi.poolSizeCount = 1;
+    dpi.pPoolSizes = &ps;
+    VkDescriptorPool dpool = VK_NULL_HANDLE;
+    VK_CHECK(vkCreateDescriptorPool(ctx_.device, &dpi, nullptr, &dpool));
+    std::vector<VkDescriptorSet> sets(kStages);
+    std::vector<VkDescriptorSetLayout> layouts(kStages, step_.set_layout);
+    VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    dai.descriptorPool = dpool;
+    dai.descriptorSetCount = kStages;
+    dai.pSetLayouts = layouts.data();
+    VK_CHECK(vkAllocateDescriptorSets(ctx_.device, &dai, sets.data()));
+    Buf check_buf = make_buffer(kBytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
+    std::vector<VkBuffer> bufs;
+
+    // One operation as the seed runtime submits it: a pool and a command buffer of its own,
+    // a fence-less submit, vkQueueWaitIdle, the pool destroyed.
+    auto seed_op = [&](const std::function<void(VkCommandBuffer)>& record) {
+        VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pci.queueFamilyIndex = ctx_.queue_family;
+        VkCommandPool pool;
+        VK_CHECK(vkCreateCommandPool(ctx_.device, &pci, nullptr, &pool));
+        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ai.commandPool = pool;
+        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ai.commandBufferCount = 1;
+        VkCommandBuffer cb;
+        VK_CHECK(vkAllocateCommandBuffers(ctx_.device, &ai, &cb));
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+        record_style_barrier(cb);
+        record(cb);
+        VK_CHECK(vkEndCommandBuffer(cb));
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &cb;
+        VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, VK_NULL_HANDLE));
+        VK_CHECK(vkQueueWaitIdle(ctx_.queue));
+        vkDestroyCommandPool(ctx_.device, pool, nullptr);
+    };
+    auto op = [&](const std::function<void(VkCommandBuffer)>& record) {
+        if (naive) return seed_op(record);
+        record(begin_op());
+        end_op();
+    };
+    auto fill = [&](VkBuffer b) { op([&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, b, 0, VK_WHOLE_SIZE, 0); }); };
+    auto stage = [&](uint32_t k) { op([&](VkCommandBuffer cb) { dispatch(cb, step_, sets[k], k, kWords); }); };
+    auto destroy_chain = [&] {
+        for (VkBuffer b : bufs) vkDestroyBuffer(ctx_.device, b, nullptr);
+        bufs.clear();
+    };
+    std::vector<uint32_t> want(kWords);
+    for (uint32_t k = 0; k < kStages; ++k)
+        for (uint32_t i = 0; i < kWords; ++i) want[i] = want[i] * 1664525u + 1013904223u + k;
+
+    measure(row, warmup(2), reps(20, 3), 1.0, [&](int) {},
+        [&](int) {
+            destroy_chain();  // the last chain's buffers, after its pipeline
+            for (uint32_t j = 0; j <= kStages; ++j) {
+                VkBuffer b;
+                VK_CHECK(vkCreateBuffer(ctx_.device, &bci, nullptr, &b));
+                VkMemoryRequirements req;
+                vkGetBufferMemoryRequirements(ctx_.device, b, &req);
+                VK_CHECK(vkBindBufferMemory(ctx_.device, b, block, slot * j));
+                bufs.push_back(b);
+                fill(b);
+            }
+            for (uint32_t k = 0; k < kStages; ++k) vkapp::write_storage_buffers(ctx_, sets[k], {bufs[k], bufs[k + 1]});
+            for (uint32_t k = 0; k < kStages; ++k) stage(k);
+            if (!naive) sync();
+        },
+        [&](int r) {
+            untimed([&](VkCommandBuffer cb) {
+                VkBufferCopy c{0, 0, kBytes};
+                vkCmdCopyBuffer(cb, bufs.back(), check_buf.buffer, 1, &c);
+            });
+            check(row, std::memcmp(check_buf.map, want.data(), kBytes) == 0,
+                  "rep " + std::to_string(r) + ": result of the 10-stage chain differs");
+        });
+    row.gpu_what = "the 10 kernels in one command buffer, the style's barriers";
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer cb) {
+        for (uint32_t k = 0; k < kStages; ++k) {
+            if (k) record_style_barrier(cb);
+            dispatch(cb, step_, sets[k], k, kWords);
+        }
+    }, opt_.quick ? 3 : 10);
+    sync();
+    destroy_chain();
+    vkDestroyDescriptorPool(ctx_.device, dpool, nullptr);
+    vkFreeMemory(ctx_.device, block, nullptr);
     free_buffer(check_buf);
 }
 
