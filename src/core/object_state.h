@@ -193,6 +193,11 @@ struct DeviceState {
     std::unordered_set<std::string> unknown_commands;  // the names that made it not fusable
     std::vector<QueueState*> queues;  // every queue retrieved; freed with the device
     std::vector<submit::QueueFusion*> fusing_queues;  // their batches, while the device fuses
+    // The first kFusingFast of fusing_queues, and how many fusing_queues holds, published for
+    // readers that take no lock (submit/fusion.cpp, FusingQueues).
+    static constexpr size_t kFusingFast = 8;
+    std::atomic<submit::QueueFusion*> fusing_fast[kFusingFast] = {};
+    std::atomic<uint32_t> fusing_fast_count{0};
 };
 
 // Notes a device loss in `result` (of any driver call Slipstream made or passed on); returns it.

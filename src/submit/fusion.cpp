@@ -21,19 +21,25 @@ namespace {
 // The device's fusing queues, copied under the device's lock: the list only grows, and each
 // QueueFusion lives until vkDestroyDevice. (QueueState::fusion itself is read only by the
 // thread that submits to its queue.)
+// The first kSmall are also published lock-free (DeviceState::fusing_fast), so that every
+// fence wait and status query on a device of few queues reads them without the device's lock.
 class FusingQueues {
 public:
     explicit FusingQueues(DeviceState& d) {
+        n_ = d.fusing_fast_count.load(std::memory_order_acquire);
+        if (n_ <= kSmall) {
+            for (size_t i = 0; i < n_; ++i) small_[i] = d.fusing_fast[i].load(std::memory_order_relaxed);
+            return;
+        }
         std::lock_guard lock(d.mutex);
         n_ = d.fusing_queues.size();
-        if (n_ <= kSmall) std::copy(d.fusing_queues.begin(), d.fusing_queues.end(), small_);
-        else many_ = d.fusing_queues;
+        many_ = d.fusing_queues;
     }
     size_t size() const { return n_; }
     QueueFusion* operator[](size_t i) const { return n_ <= kSmall ? small_[i] : many_[i]; }
 
 private:
-    static constexpr size_t kSmall = 8;
+    static constexpr size_t kSmall = DeviceState::kFusingFast;
     size_t n_ = 0;
     QueueFusion* small_[kSmall] = {};
     std::vector<QueueFusion*> many_;
@@ -240,6 +246,9 @@ void start_queue(DeviceState& d, QueueState& q) {
         return;
     }
     d.fusing_queues.push_back(f.get());
+    if (const size_t i = d.fusing_queues.size() - 1; i < DeviceState::kFusingFast)
+        d.fusing_fast[i].store(f.get(), std::memory_order_relaxed);
+    d.fusing_fast_count.store(uint32_t(d.fusing_queues.size()), std::memory_order_release);
     {
         std::lock_guard idle_lock(q.idle.mutex);
         q.idle.timeline_tracked = true;
@@ -484,10 +493,7 @@ void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool d
 
 void note_device_wait(DeviceState& d) {
     const FusingQueues queues(d);
-    for (size_t i = 0; i < queues.size(); ++i) {
-        std::lock_guard lock(queues[i]->mutex());
-        queues[i]->note_wait();
-    }
+    for (size_t i = 0; i < queues.size(); ++i) queues[i]->note_wait();
 }
 
 VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
@@ -498,12 +504,12 @@ VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences)
     VkResult first = VK_SUCCESS;
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
-        const bool latest = f->latest_fence_in(count, fences);
-        if (!latest && !f->has_pending()) continue;
+        if (f->latest_fence_in(count, fences)) f->note_wait();
+        // (The submission that carries a fence waited for came before the wait.)
+        if (!f->has_pending()) continue;
         {
             // A wait on an older fence (a ring coming round) must not wait for the flusher.
             std::lock_guard lock(f->mutex());
-            if (latest) f->note_wait();
             if (!f->holds_any(count, fences)) continue;
         }
         std::lock_guard record_lock(f->record_mutex());

@@ -72,13 +72,16 @@ public:
     // The open batch (with the counter read for in_flight) as the flush rules see it.
     OpenBatch batch_state();
     bool latency_mode() const { return sync_.latency_mode(); }
-    // A fusable submission came (with this fence, or none); the application waited for the
-    // latest submission (its fence, or the queue or device idle).
+    // A fusable submission came (with this fence, or none): the wait noted since the one before
+    // it, if any, is learnt first.
     void note_submission(VkFence fence) {
+        if (waited_.exchange(false, std::memory_order_relaxed)) sync_.waited();
         sync_.submitted();
         latest_fence_.store(fence, std::memory_order_relaxed);
     }
-    void note_wait() { sync_.waited(); }
+    // (Any thread, no lock.) The application waited for the latest submission (its fence, or
+    // the queue or device idle): however often it polls, one wait per submission.
+    void note_wait() { waited_.store(true, std::memory_order_relaxed); }
     uint64_t submit_cost_ns() const { return submit_cost_ns_.load(std::memory_order_relaxed); }
     // With record_mutex() held too: records and submits every batch held (the sealed ones, then
     // the open one) and the empty submissions that signal their fences. An error of the
@@ -233,6 +236,7 @@ private:
     capture::BatchReplay replay_;
     capture::BarrierElision elision_;  // with record_mutex(): the footprints since our last barrier
     SyncPattern sync_;
+    std::atomic<bool> waited_{false};  // a wait since the latest fusable submission
     std::atomic<VkFence> latest_fence_{VK_NULL_HANDLE};
     std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured
     uint64_t probe_value_ = 0;                     // a submission made on an idle GPU ...
