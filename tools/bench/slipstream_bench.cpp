@@ -99,6 +99,7 @@ constexpr uint32_t kBatchedDispatches = 100;  // batched pattern: dispatches per
 constexpr double kSpinMicros = 100.0;     // tuned: poll the fence this long before blocking
 constexpr uint32_t kRingSize = 256;       // command buffers (each with a fence) reused in turn
 constexpr uint32_t kLocalSize = 64;       // workgroup size of the three kernels
+constexpr uint32_t kTinyWords = 256;      // the tiny kernel's buffer
 constexpr VkDeviceSize k64KiB = 64 * 1024;
 constexpr uint32_t k64KiBWords = 64 * 1024 / 4;
 
@@ -549,6 +550,17 @@ private:
         return opt_.style == Style::naive ? MemPref::staging_naive : MemPref::readback_tuned;
     }
     void check(RowResult& row, bool ok, const std::string& what);
+    // A row's own command buffer and fence, for patterns that do not use the styles' ring.
+    struct Own {
+        VkCommandBuffer cb = VK_NULL_HANDLE;
+        VkFence fence = VK_NULL_HANDLE;
+    };
+    Own make_own();
+    void free_own(Own& o);
+    // Begins o.cb (one-time submit), records, ends, submits with o.fence.
+    void submit_own(const Own& o, const std::function<void(VkCommandBuffer)>& record);
+    // Copies `tiny` into `check_buf` (untimed) and checks every word is `want`.
+    void check_tiny(RowResult& row, const Buf& tiny, const Buf& check_buf, uint32_t want, int rep);
     int reps(int full, int quick) const {
         return opt_.reps > 0 ? opt_.reps : (opt_.quick ? quick : full);
     }
@@ -895,6 +907,47 @@ void Bench::check(RowResult& row, bool ok, const std::string& what) {
     if (row.first_failure.empty()) row.first_failure = what;
 }
 
+Bench::Own Bench::make_own() {
+    Own o;
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VK_CHECK(vkAllocateCommandBuffers(ctx_.device, &ai, &o.cb));
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK_CHECK(vkCreateFence(ctx_.device, &fi, nullptr, &o.fence));
+    return o;
+}
+
+void Bench::free_own(Own& o) {
+    vkDestroyFence(ctx_.device, o.fence, nullptr);
+    vkFreeCommandBuffers(ctx_.device, pool_, 1, &o.cb);
+    o = Own{};
+}
+
+void Bench::submit_own(const Own& o, const std::function<void(VkCommandBuffer)>& record) {
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VK_CHECK(vkBeginCommandBuffer(o.cb, &bi));  // implicitly resets it
+    record(o.cb);
+    VK_CHECK(vkEndCommandBuffer(o.cb));
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &o.cb;
+    VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, o.fence));
+}
+
+void Bench::check_tiny(RowResult& row, const Buf& tiny, const Buf& check_buf, uint32_t want, int rep) {
+    untimed([&](VkCommandBuffer cb) {
+        VkBufferCopy c{0, 0, kTinyWords * 4};
+        vkCmdCopyBuffer(cb, tiny.buffer, check_buf.buffer, 1, &c);
+    });
+    bool ok = true;
+    for (uint32_t i = 0; i < kTinyWords; ++i) ok &= check_buf.as<uint32_t>()[i] == want;
+    check(row, ok, "rep " + std::to_string(rep) + ": value is " + std::to_string(check_buf.as<uint32_t>()[0]) +
+                       ", expected " + std::to_string(want));
+}
+
 void Bench::measure(RowResult& row, int warmup, int reps, double divisor,
                     const std::function<void(int)>& prep, const std::function<void(int)>& body,
                     const std::function<void(int)>& verify) {
@@ -945,7 +998,6 @@ RowResult Bench::run(const RowInfo& info) {
     return row;
 }
 
-constexpr uint32_t kTinyWords = 256;
 constexpr VkBufferUsageFlags kDeviceUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -998,53 +1050,28 @@ void Bench::row_launch_spin(RowResult& row, bool barrier) {
     Buf tiny = make_buffer(kTinyWords * 4, kDeviceUsage, MemPref::device);
     Buf check_buf = make_buffer(kTinyWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
     VkDescriptorSet set = make_set(add_, {tiny.buffer});
-    VkCommandBuffer cb;
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool_;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    VK_CHECK(vkAllocateCommandBuffers(ctx_.device, &ai, &cb));
-    VkFence fence;
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VK_CHECK(vkCreateFence(ctx_.device, &fi, nullptr, &fence));
+    Own own = make_own();
     measure(row, warmup(2), reps(20, 3), n,
         [&](int) { untimed([&](VkCommandBuffer c) { vkCmdFillBuffer(c, tiny.buffer, 0, VK_WHOLE_SIZE, 0); }); },
         [&](int r) {
             for (int i = 0; i < n; ++i) {
-                VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-                bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-                VK_CHECK(vkBeginCommandBuffer(cb, &bi));
-                if (barrier) record_style_barrier(cb);
-                dispatch(cb, add_, set, uint32_t(r + 1), kTinyWords);
-                VK_CHECK(vkEndCommandBuffer(cb));
-                VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-                si.commandBufferCount = 1;
-                si.pCommandBuffers = &cb;
-                VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, fence));
+                submit_own(own, [&](VkCommandBuffer cb) {
+                    if (barrier) record_style_barrier(cb);
+                    dispatch(cb, add_, set, uint32_t(r + 1), kTinyWords);
+                });
                 for (;;) {
-                    const VkResult s = vkGetFenceStatus(ctx_.device, fence);
+                    const VkResult s = vkGetFenceStatus(ctx_.device, own.fence);
                     if (s == VK_SUCCESS) break;
                     if (s != VK_NOT_READY) vkapp::fail("vkGetFenceStatus", s, __FILE__, __LINE__);
                     cpu_relax();
                 }
-                VK_CHECK(vkResetFences(ctx_.device, 1, &fence));
+                VK_CHECK(vkResetFences(ctx_.device, 1, &own.fence));
             }
         },
-        [&](int r) {
-            untimed([&](VkCommandBuffer c) {
-                VkBufferCopy copy{0, 0, kTinyWords * 4};
-                vkCmdCopyBuffer(c, tiny.buffer, check_buf.buffer, 1, &copy);
-            });
-            const uint32_t want = uint32_t(n) * uint32_t(r + 1);
-            bool ok = true;
-            for (uint32_t i = 0; i < kTinyWords; ++i) ok &= check_buf.as<uint32_t>()[i] == want;
-            check(row, ok, "rep " + std::to_string(r) + ": value after " + std::to_string(n) + " launches is " +
-                               std::to_string(check_buf.as<uint32_t>()[0]) + ", expected " + std::to_string(want));
-        });
+        [&](int r) { check_tiny(row, tiny, check_buf, uint32_t(n) * uint32_t(r + 1), r); });
     row.gpu_what = "one dispatch of the tiny kernel (256 uints)";
     row.gpu_us = gpu_time_us([&](VkCommandBuffer c) { dispatch(c, add_, set, 1, kTinyWords); }, opt_.quick ? 3 : 20);
-    vkDestroyFence(ctx_.device, fence, nullptr);
-    vkFreeCommandBuffers(ctx_.device, pool_, 1, &cb);
+    free_own(own);
     VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
     free_buffer(tiny);
     free_buffer(check_buf);
@@ -1074,17 +1101,7 @@ void Bench::row_barriers_16(RowResult& row) {
                 sync();
             }
         },
-        [&](int r) {
-            untimed([&](VkCommandBuffer cb) {
-                VkBufferCopy c{0, 0, kTinyWords * 4};
-                vkCmdCopyBuffer(cb, tiny.buffer, check_buf.buffer, 1, &c);
-            });
-            const uint32_t want = uint32_t(n * kDispatches) * uint32_t(r + 1);
-            bool ok = true;
-            for (uint32_t i = 0; i < kTinyWords; ++i) ok &= check_buf.as<uint32_t>()[i] == want;
-            check(row, ok, "rep " + std::to_string(r) + ": value is " + std::to_string(check_buf.as<uint32_t>()[0]) +
-                               ", expected " + std::to_string(want));
-        });
+        [&](int r) { check_tiny(row, tiny, check_buf, uint32_t(n * kDispatches) * uint32_t(r + 1), r); });
     row.gpu_what = "16 dispatches with the style's barriers, one command buffer";
     row.gpu_us = gpu_time_us([&](VkCommandBuffer cb) { record_all(cb, 1); }, opt_.quick ? 3 : 20) / kDispatches;
     sync();
@@ -1717,15 +1734,7 @@ void Bench::row_batched(RowResult& row) {
     // The runtime's own command buffer and fence, not the ring's: it waits for every submission
     // before recording the next, so one of each is all it needs, and the ring's use of fences
     // depends on --style and --wait.
-    VkCommandBuffer cb;
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool_;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    VK_CHECK(vkAllocateCommandBuffers(ctx_.device, &ai, &cb));
-    VkFence fence;
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VK_CHECK(vkCreateFence(ctx_.device, &fi, nullptr, &fence));
+    Own own = make_own();
 
     auto record_nodes = [&](VkCommandBuffer c, uint32_t value) {
         for (uint32_t k = 0; k < kBatchedDispatches; ++k) {
@@ -1739,36 +1748,15 @@ void Bench::row_batched(RowResult& row) {
         [&](int) { untimed([&](VkCommandBuffer c) { vkCmdFillBuffer(c, tiny.buffer, 0, VK_WHOLE_SIZE, 0); }); },
         [&](int r) {
             for (int i = 0; i < n; ++i) {
-                VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-                bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-                VK_CHECK(vkBeginCommandBuffer(cb, &bi));  // implicitly resets it
-                record_nodes(cb, uint32_t(r + 1));
-                VK_CHECK(vkEndCommandBuffer(cb));
-                VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-                si.commandBufferCount = 1;
-                si.pCommandBuffers = &cb;
-                VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, fence));
-                VK_CHECK(vkWaitForFences(ctx_.device, 1, &fence, VK_TRUE, UINT64_MAX));
-                VK_CHECK(vkResetFences(ctx_.device, 1, &fence));
+                submit_own(own, [&](VkCommandBuffer c) { record_nodes(c, uint32_t(r + 1)); });
+                VK_CHECK(vkWaitForFences(ctx_.device, 1, &own.fence, VK_TRUE, UINT64_MAX));
+                VK_CHECK(vkResetFences(ctx_.device, 1, &own.fence));
             }
         },
-        [&](int r) {
-            untimed([&](VkCommandBuffer c) {
-                VkBufferCopy copy{0, 0, kTinyWords * 4};
-                vkCmdCopyBuffer(c, tiny.buffer, check_buf.buffer, 1, &copy);
-            });
-            const uint32_t want = uint32_t(n) * kBatchedDispatches * uint32_t(r + 1);
-            bool ok = true;
-            for (uint32_t i = 0; i < kTinyWords; ++i) ok &= check_buf.as<uint32_t>()[i] == want;
-            check(row, ok, "rep " + std::to_string(r) + ": value after " + std::to_string(n) + " x " +
-                               std::to_string(kBatchedDispatches) + " launches is " +
-                               std::to_string(check_buf.as<uint32_t>()[0]) + ", expected " +
-                               std::to_string(want));
-        });
+        [&](int r) { check_tiny(row, tiny, check_buf, uint32_t(n) * kBatchedDispatches * uint32_t(r + 1), r); });
     row.gpu_what = "100 dispatches of the tiny kernel with their barriers, one command buffer";
     row.gpu_us = gpu_time_us([&](VkCommandBuffer c) { record_nodes(c, 1); }, opt_.quick ? 3 : 10);
-    vkDestroyFence(ctx_.device, fence, nullptr);
-    vkFreeCommandBuffers(ctx_.device, pool_, 1, &cb);
+    free_own(own);
     VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
     free_buffer(tiny);
     free_buffer(check_buf);
