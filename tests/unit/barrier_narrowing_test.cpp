@@ -112,6 +112,17 @@ void naive_barrier(CommandCapture& c) {
     CmdPipelineBarrier(c, CommandId::CmdPipelineBarrier, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &m, 0, nullptr, 0, nullptr);
 }
+// An ALL_COMMANDS barrier that releases a buffer to another queue family.
+void ownership_transfer(CommandCapture& c) {
+    VkBufferMemoryBarrier b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    b.srcQueueFamilyIndex = 0;
+    b.dstQueueFamilyIndex = 1;
+    b.buffer = VkBuffer(uint64_t(7));
+    b.size = VK_WHOLE_SIZE;
+    CmdPipelineBarrier(c, CommandId::CmdPipelineBarrier, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 1, &b, 0, nullptr);
+}
 }  // namespace
 
 TEST(BarrierNarrowing, ReplayNarrowsAndPutsAFullBarrierFirstAfterOtherWork) {
@@ -172,14 +183,7 @@ TEST(BarrierNarrowing, Synchronization2LayoutTransitionKeepsItsLayouts) {
 
 TEST(BarrierNarrowing, OwnershipTransfersAndTimestampsAreNotNarrowed) {
     Rec r;
-    VkBufferMemoryBarrier b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-    b.srcQueueFamilyIndex = 0;
-    b.dstQueueFamilyIndex = 1;
-    b.buffer = VkBuffer(uint64_t(7));
-    b.size = VK_WHOLE_SIZE;
-    CmdPipelineBarrier(r.c, CommandId::CmdPipelineBarrier, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 1, &b, 0, nullptr);
+    ownership_transfer(r.c);
     r.c.end(VK_SUCCESS);
     g_barriers.clear();
     NarrowingState s;
@@ -211,14 +215,7 @@ TEST(BarrierNarrowing, CountsWhatTheReplayWouldNarrow) {
 
     // What the replay leaves whole does not count: an ownership transfer, a compute barrier.
     Rec whole;
-    VkBufferMemoryBarrier b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
-    b.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
-    b.srcQueueFamilyIndex = 0;
-    b.dstQueueFamilyIndex = 1;
-    b.buffer = VkBuffer(uint64_t(7));
-    b.size = VK_WHOLE_SIZE;
-    CmdPipelineBarrier(whole.c, CommandId::CmdPipelineBarrier, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 1, &b, 0, nullptr);
+    ownership_transfer(whole.c);
     VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT};
     CmdPipelineBarrier(whole.c, CommandId::CmdPipelineBarrier, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &m, 0, nullptr, 0, nullptr);
