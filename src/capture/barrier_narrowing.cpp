@@ -30,6 +30,11 @@ bool narrow_side(uint64_t& stages, uint64_t access, uint64_t work, uint64_t extr
 
 bool no_ownership_transfer(uint32_t src_family, uint32_t dst_family) { return src_family == dst_family; }
 
+// VK_DEPENDENCY_BY_REGION_BIT limits only framebuffer-space stages, which narrowed masks never
+// hold (samples and naive runtimes set it on every barrier, render pass or not); any other
+// flag (view-local, device-group, feedback loop) keeps the barrier as recorded.
+bool narrowable_flags(VkDependencyFlags flags) { return (flags & ~VkDependencyFlags(VK_DEPENDENCY_BY_REGION_BIT)) == 0; }
+
 // MEMORY_READ / MEMORY_WRITE on a narrowed side become the accesses its stages perform, named
 // (FUSION.md rule 8; on the H200 a barrier invalidating for MEMORY_READ costs as much GPU time
 // per dispatch as one into ALL_COMMANDS).
@@ -118,7 +123,7 @@ void lead(const VkLayerDispatchTable& d, VkCommandBuffer cb, NarrowingState& sta
 
 // The stage masks a v1 barrier is replayed with, narrowed; false where it stays as recorded.
 bool narrowed_v1_masks(const CmdPipelineBarrierRecord& r, bool indirect, uint64_t& src, uint64_t& dst) {
-    if (r.dependencyFlags != 0) return false;
+    if (!narrowable_flags(r.dependencyFlags)) return false;
     uint64_t src_access = 0, dst_access = 0;
     for (uint32_t i = 0; i < r.memoryBarrierCount; ++i) {
         src_access |= r.pMemoryBarriers[i].srcAccessMask;
@@ -192,7 +197,7 @@ struct NarrowedInfo {
     std::vector<VkImageMemoryBarrier2> images;
 };
 bool narrow_info(const VkDependencyInfo* info, bool indirect, NarrowedInfo& out, bool dst_only = false) {
-    if (!info || info->dependencyFlags != 0) return false;
+    if (!info || !narrowable_flags(info->dependencyFlags)) return false;
     bool any = false;
     if (!narrow_each(info->pMemoryBarriers, info->memoryBarrierCount, out.memory, any, indirect, dst_only) ||
         !narrow_each(info->pBufferMemoryBarriers, info->bufferMemoryBarrierCount, out.buffers, any, indirect,

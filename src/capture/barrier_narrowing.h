@@ -9,7 +9,8 @@
 // accesses of its stages, named (FUSION.md rule 8); other access bits, layout transitions and
 // the barrier's structures stay as recorded;
 // a barrier whose accesses would not fit the narrowed stages, or that transfers queue-family
-// ownership, or has dependency flags, is replayed as it is. On the H200 an ALL_COMMANDS barrier
+// ownership, or has dependency flags other than BY_REGION (which no narrowed stage is
+// subject to), is replayed as it is. On the H200 an ALL_COMMANDS barrier
 // costs ~3 us of GPU time more per dispatch than a compute|transfer one.
 //
 // What the queue did outside fusion's batches is the caller's (QueueFusion): the first barrier

@@ -7,7 +7,7 @@
 // chain starts. Every operation gets a command pool and a command buffer of its own, one
 // fence-less vkQueueSubmit and a vkQueueWaitIdle, and the pool is destroyed after it (as the
 // runtime's scoped command buffer does). Half the kernels open with an ALL_COMMANDS barrier (a
-// batch's replay narrows it), half with a compute barrier only (nothing to narrow: recorded
+// batch's replay narrows it; every other one also says BY_REGION), half with a compute barrier only (nothing to narrow: recorded
 // into the driver at vkEndCommandBuffer and submitted directly under LAZY_RECORD=auto).
 // Each chain's result is compared with a CPU simulation.
 #include "chain_step.h"
@@ -123,10 +123,13 @@ int main(int argc, char** argv) {
         for (uint32_t k = 0; k < kStages; ++k) {
             const Params p = chain::params_for(c * kStages + k, n);
             submit_and_wait_idle(ctx, [&](VkCommandBuffer cb) {
-                if (k % 2 == 0)
-                    vkapp::barrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
-                                   VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
-                else
+                if (k % 2 == 0) {
+                    // Every fourth with BY_REGION, as samples set it everywhere (narrowed all the same).
+                    VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
+                                      VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+                    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                         k % 4 == 0 ? VK_DEPENDENCY_BY_REGION_BIT : 0, 1, &m, 0, nullptr, 0, nullptr);
+                } else
                     region_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
                 vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
                 vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &sets[k], 0, nullptr);

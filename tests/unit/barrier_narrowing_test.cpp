@@ -81,10 +81,12 @@ struct Rec {
 };
 // What a replay recorded: the stage masks of each vkCmdPipelineBarrier(2).
 std::vector<std::pair<uint64_t, uint64_t>> g_barriers;
-VKAPI_ATTR void VKAPI_CALL record_v1(VkCommandBuffer, VkPipelineStageFlags src, VkPipelineStageFlags dst, VkDependencyFlags,
+VkDependencyFlags g_last_v1_flags = 0;
+VKAPI_ATTR void VKAPI_CALL record_v1(VkCommandBuffer, VkPipelineStageFlags src, VkPipelineStageFlags dst, VkDependencyFlags flags,
                                      uint32_t, const VkMemoryBarrier*, uint32_t, const VkBufferMemoryBarrier*, uint32_t,
                                      const VkImageMemoryBarrier*) {
     g_barriers.push_back({src, dst});
+    g_last_v1_flags = flags;
 }
 VKAPI_ATTR void VKAPI_CALL record_v2(VkCommandBuffer, const VkDependencyInfo* info) {
     for (uint32_t i = 0; i < info->memoryBarrierCount; ++i)
@@ -221,4 +223,25 @@ TEST(BarrierNarrowing, CountsWhatTheReplayWouldNarrow) {
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &m, 0, nullptr, 0, nullptr);
     whole.c.end(VK_SUCCESS);
     EXPECT_EQ(count_narrowable_barriers(whole.c, false, 8), 0u);
+}
+
+TEST(BarrierNarrowing, ByRegionIsNarrowedAndKeptOtherFlagsAreNot) {
+    VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
+                      VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
+    for (VkDependencyFlags flags : {VkDependencyFlags(VK_DEPENDENCY_BY_REGION_BIT), VkDependencyFlags(VK_DEPENDENCY_DEVICE_GROUP_BIT)}) {
+        Rec r;
+        CmdPipelineBarrier(r.c, CommandId::CmdPipelineBarrier, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                           VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, flags, 1, &m, 0, nullptr, 0, nullptr);
+        CmdDispatch(r.c, CommandId::CmdDispatch, 1, 1, 1);
+        r.c.end(VK_SUCCESS);
+        g_barriers.clear();
+        NarrowingState s;
+        replay_in_batch(r.c, table(), s);
+        ASSERT_EQ(g_barriers.size(), 1u);
+        const bool by_region = flags == VK_DEPENDENCY_BY_REGION_BIT;
+        EXPECT_EQ(s.narrowed, by_region ? 1u : 0u) << flags;
+        EXPECT_EQ(g_barriers[0].first, by_region ? kNarrowSrcStages : uint64_t(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT));
+        EXPECT_EQ(g_last_v1_flags, flags);  // replayed with the flags it was recorded with
+        EXPECT_EQ(count_narrowable_barriers(r.c, false, 8), by_region ? 1u : 0u);
+    }
 }
