@@ -77,6 +77,7 @@ namespace slipstream {
     X(LayoutDestroysPutOff, "layout_destroys_put_off") /* layouts/templates kept for lazy captures */ \
     X(FuseBarriersLeftOut, "fuse_barriers_left_out") /* the command buffer opened with one that holds it */ \
     X(FuseBarriersElided, "fuse_barriers_elided") /* its memory provably meets no write of those before */ \
+    X(FuseBarriersAfterWait, "fuse_barriers_after_wait") /* a batch's first, after the app saw all before it done */ \
     X(BarriersSeen, "barriers_seen")            /* pipeline barriers, event sets and waits replayed into batches */ \
     X(BarriersNarrowed, "barriers_narrowed")    /* ... their ALL_COMMANDS narrowed */ \
     X(EventSetsNarrowed, "event_sets_narrowed") /* ... of them vkCmdSetEvent2s (their infos, as the waits') */ \

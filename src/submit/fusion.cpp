@@ -491,6 +491,13 @@ void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool d
     if (d.fusion) d.fusion->fences().forget(count, fences, destroyed);
 }
 
+void note_fences_seen_done(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion) return;
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i)
+        if (queues[i]->latest_fence_in(count, fences)) queues[i]->note_seen_done();
+}
+
 void note_device_wait(DeviceState& d) {
     const FusingQueues queues(d);
     for (size_t i = 0; i < queues.size(); ++i) queues[i]->note_wait();

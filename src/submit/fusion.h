@@ -116,6 +116,11 @@ void realize_fences(DeviceState& d, uint32_t count, const VkFence* fences);
 // vkResetFences, vkDestroyFence, imports: the fences' answers are forgotten.
 void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool destroyed);
 
+// The driver answered that these fences signaled (all of them): a queue whose latest fusable
+// submission carried one of them learns that everything before it is done
+// (submit/queue_fusion.h, note_seen_done).
+void note_fences_seen_done(DeviceState& d, uint32_t count, const VkFence* fences);
+
 // vkDeviceWaitIdle: the application waits for everything; every queue learns from it.
 void note_device_wait(DeviceState& d);
 

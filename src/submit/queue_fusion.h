@@ -76,12 +76,17 @@ public:
     // it, if any, is learnt first.
     void note_submission(VkFence fence) {
         if (waited_.exchange(false, std::memory_order_relaxed)) sync_.waited();
+        after_wait_ = seen_done_.exchange(false, std::memory_order_relaxed);
         sync_.submitted();
         latest_fence_.store(fence, std::memory_order_relaxed);
     }
     // (Any thread, no lock.) The application waited for the latest submission (its fence, or
     // the queue or device idle): however often it polls, one wait per submission.
     void note_wait() { waited_.store(true, std::memory_order_relaxed); }
+    // (Any thread, no lock.) The driver answered that the fence of the latest submission
+    // signaled (the application's vkGetFenceStatus or vkWaitForFences, or Slipstream's polls
+    // for the latter), so everything the queue was given before is done.
+    void note_seen_done() { seen_done_.store(true, std::memory_order_relaxed); }
     uint64_t submit_cost_ns() const { return submit_cost_ns_.load(std::memory_order_relaxed); }
     // With record_mutex() held too: records and submits every batch held (the sealed ones, then
     // the open one) and the empty submissions that signal their fences. An error of the
@@ -158,6 +163,9 @@ private:
         std::vector<VkFence> fences;
         uint32_t ops = 0, records = 0, lazy = 0;
         uint64_t opened_ns = 0;
+        // Opened by a submission made after the application saw everything before it on the
+        // queue complete: its first command buffer needs no fuse barrier (queue_fusion.cpp).
+        bool after_wait = false;
     };
     // Records `b` into `cb` (a command buffer of ours): record_mutex() held. `closing`: the
     // batch ends with the barrier that closes narrowed work even if the policy would owe it.
@@ -237,6 +245,8 @@ private:
     capture::BarrierElision elision_;  // with record_mutex(): the footprints since our last barrier
     SyncPattern sync_;
     std::atomic<bool> waited_{false};  // a wait since the latest fusable submission
+    std::atomic<bool> seen_done_{false};  // ... that the driver answered done (note_seen_done)
+    bool after_wait_ = false;  // the current submission came after such a wait
     std::atomic<VkFence> latest_fence_{VK_NULL_HANDLE};
     std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured
     uint64_t probe_value_ = 0;                     // a submission made on an idle GPU ...

@@ -119,15 +119,21 @@ VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, 
     d.stats.add(Counter::FenceWaits);
     if (VkResult e = flush_for_fences(d, count, fences); e < 0) return e;
     if (VkResult answered; wait_answered_fences(d, count, fences, wait_all, timeout, &answered)) return answered;
+    // Each answer of the driver's (a wait, or the status polls of a spin) that every fence
+    // signaled: the queue whose latest work they carried knows it is done.
+    auto seen = [&](VkResult r) {
+        if (r == VK_SUCCESS && (wait_all || count == 1)) submit::note_fences_seen_done(d, count, fences);
+        return r;
+    };
     auto block = [&](uint64_t t) { return d.dispatch.WaitForFences(d.device, count, fences, wait_all, t); };
-    if (!d.idle || count == 0) return block(timeout);
+    if (!d.idle || count == 0) return seen(block(timeout));
     IdleTracker& t = *d.idle;
     // Slipstream saw these fences signal and nothing reset them since: no driver call.
     if (t.known_signaled(count, fences, wait_all)) {
         d.stats.add(Counter::FenceShortcuts);
         return VK_SUCCESS;
     }
-    if (timeout == 0) return block(timeout);
+    if (timeout == 0) return seen(block(timeout));
     const uint64_t epoch = t.fence_epoch();
     // Fences seen signaled stay so for the rest of this wait (resetting a fence being waited
     // on is invalid), so each is polled until it signals, then no more.
@@ -154,7 +160,7 @@ VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, 
         }
         return (wait_all ? all : any) ? VK_SUCCESS : VK_NOT_READY;
     };
-    VkResult r = spin_then_block(d, d.fence_spin, timeout, poll, block);
+    VkResult r = seen(spin_then_block(d, d.fence_spin, timeout, poll, block));
     if (r == VK_SUCCESS && (wait_all || count == 1)) t.app_fences_signaled(count, fences, epoch);
     return r;
 }
@@ -166,11 +172,15 @@ VkResult get_fence_status(DeviceState& d, VkFence fence) {
         if (VkResult r = d.fusion_counter_value(d.device, p.timeline, &value); r != VK_SUCCESS) return r;
         return value >= p.value ? VK_SUCCESS : VK_NOT_READY;
     }
-    if (!d.idle) return d.dispatch.GetFenceStatus(d.device, fence);
+    auto seen = [&](VkResult r) {
+        if (r == VK_SUCCESS) submit::note_fences_seen_done(d, 1, &fence);
+        return r;
+    };
+    if (!d.idle) return seen(d.dispatch.GetFenceStatus(d.device, fence));
     IdleTracker& t = *d.idle;
     if (t.known_signaled(1, &fence, true)) return VK_SUCCESS;
     const uint64_t epoch = t.fence_epoch();
-    VkResult r = d.dispatch.GetFenceStatus(d.device, fence);
+    VkResult r = seen(d.dispatch.GetFenceStatus(d.device, fence));
     if (r == VK_SUCCESS) t.app_fences_signaled(1, &fence, epoch);
     return r;
 }

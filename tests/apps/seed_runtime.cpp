@@ -10,6 +10,11 @@
 // batch's replay narrows it; every other one also says BY_REGION), half with a compute barrier only (nothing to narrow: recorded
 // into the driver at vkEndCommandBuffer and submitted directly under LAZY_RECORD=auto).
 // Each chain's result is compared with a CPU simulation.
+//
+// --fence: each operation is waited for with a fence and vkWaitForFences instead of
+// vkQueueWaitIdle, and the odd kernels have no barrier at all: they rely on that wait alone for
+// what the kernel before wrote (a fence wait orders everything before it), and a fused batch
+// opened after such a wait leaves its fuse barrier out (fuse_barriers_after_wait).
 #include "chain_step.h"
 #include "suite_util.h"
 #include "vk_app.h"
@@ -24,6 +29,8 @@ namespace {
 
 using chain::Params;
 
+bool g_fence = false;  // --fence
+
 // One operation as the seed runtime submits it.
 void submit_and_wait_idle(vkapp::Context& ctx, const std::function<void(VkCommandBuffer)>& record) {
     VkCommandPool pool = vkapp::create_command_pool(ctx);
@@ -31,8 +38,15 @@ void submit_and_wait_idle(vkapp::Context& ctx, const std::function<void(VkComman
     suite::begin(cb);
     record(cb);
     VK_CHECK(vkEndCommandBuffer(cb));
-    suite::submit(ctx.queue, cb);
-    VK_CHECK(vkQueueWaitIdle(ctx.queue));
+    if (g_fence) {
+        VkFence fence = suite::create_fence(ctx);
+        suite::submit(ctx.queue, cb, fence);
+        VK_CHECK(vkWaitForFences(ctx.device, 1, &fence, VK_TRUE, UINT64_MAX));
+        vkDestroyFence(ctx.device, fence, nullptr);
+    } else {
+        suite::submit(ctx.queue, cb);
+        VK_CHECK(vkQueueWaitIdle(ctx.queue));
+    }
     vkDestroyCommandPool(ctx.device, pool, nullptr);
 }
 
@@ -49,7 +63,8 @@ void region_barrier(VkCommandBuffer cb, VkPipelineStageFlags dst) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const uint32_t scale = suite::parse_scale(argc, argv);
+    const uint32_t scale = suite::parse_scale(argc, argv, "--fence");
+    g_fence = suite::has_flag(argc, argv, "--fence");
     const uint32_t kChains = 6 * scale;
     const uint32_t kStages = 10;
     const uint32_t kMaxN = 4096 + 77;
@@ -129,8 +144,9 @@ int main(int argc, char** argv) {
                                       VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT};
                     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                                          k % 4 == 0 ? VK_DEPENDENCY_BY_REGION_BIT : 0, 1, &m, 0, nullptr, 0, nullptr);
-                } else
+                } else if (!g_fence) {
                     region_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+                }
                 vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
                 vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &sets[k], 0, nullptr);
                 vkCmdPushConstants(cb, pipe.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof p, &p);
