@@ -127,8 +127,10 @@ void QueueFusion::append(const CommandBufferState& cb) {
     if (open_.cbs.empty()) {
         open_.opened_ns = now_ns();
         // Nothing runs on the queue, not even what was passed through (its timeline says so),
-        // and the application saw its latest work done through the driver.
-        open_.after_wait = after_wait_ && !untracked_work_ && in_flight() == 0;
+        // nothing else is held, and the application saw its latest work done through the
+        // driver. (A wait that raced a submission on another thread may set the flag late;
+        // work of that submission is held or running, so it does not count then.)
+        open_.after_wait = after_wait_ && sealed_.empty() && !recording_ && !untracked_work_ && in_flight() == 0;
         pending_.fetch_add(1, std::memory_order_acq_rel);
         d_.open_batches.fetch_add(1, std::memory_order_acq_rel);
     }
