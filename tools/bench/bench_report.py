@@ -470,6 +470,11 @@ def run_matrix(args, bench, build_dir, all_rows, selected, commit, layer_present
     print_matrix(verdicts)
     failures = [f"round {r['round'] + 1} {r['column']}: {r['error'] or 'exit ' + str(r['returncode'])}"
                 for r in runs if r["error"] is not None or r["returncode"] != 0]
+    # Every row must have a sample in every configuration, or the matrix proves nothing.
+    failures += [f"{v['name']}: no samples under {k}" for v in verdicts for k, *_ in MATRIX_COLUMNS
+                 if v["medians"].get(k) is None]
+    if len(verdicts) != len(rows):
+        failures.append(f"{len(rows) - len(verdicts)} row(s) without samples under the defaults")
     first = next((r["result"] for r in runs if r["result"]), {}) or {}
     report = {"tool": "bench_report", "mode": "knob-matrix", "format": 1,
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
