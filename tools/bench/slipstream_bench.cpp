@@ -1158,10 +1158,7 @@ void Bench::row_seed_chain(RowResult& row) {
     // One operation as the seed runtime submits it: a pool and a command buffer of its own,
     // a fence-less submit, vkQueueWaitIdle, the pool destroyed.
     auto seed_op = [&](const std::function<void(VkCommandBuffer)>& record) {
-        VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-        pci.queueFamilyIndex = ctx_.queue_family;
-        VkCommandPool pool;
-        VK_CHECK(vkCreateCommandPool(ctx_.device, &pci, nullptr, &pool));
+        VkCommandPool pool = vkapp::create_command_pool(ctx_);
         VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
         ai.commandPool = pool;
         ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
