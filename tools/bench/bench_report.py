@@ -219,6 +219,17 @@ def list_rows(bench):
     return rows
 
 
+def software_device(bench):
+    """Whether the device slipstream-bench would run on is a software one (its --probe-device)."""
+    env = dict(os.environ)
+    env.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+    try:
+        p = subprocess.run([bench, "--probe-device"], capture_output=True, text=True, timeout=120, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return p.returncode == 0 and "software: yes" in p.stdout
+
+
 def rows_per_column(all_rows, selected):
     """Which rows each column runs: None for all of the bench's rows (no --rows), else a list;
     an empty list means the column does not run at all."""
@@ -706,6 +717,8 @@ def main(argv=None):
     ap.add_argument("--build-dir", required=True, help="the CMake build directory")
     ap.add_argument("--out", help="output folder (default: BUILD_DIR/bench-report)")
     ap.add_argument("--quick", action="store_true", help="pass --quick (few reps, 4 MB), 2 rounds")
+    ap.add_argument("--full", action="store_true",
+                    help="the full form even on a software device (where the quick form is the default)")
     ap.add_argument("--wait", choices=("fence", "queue-idle"), default="fence",
                     help="the naive style's blocking wait (default fence)")
     ap.add_argument("--reps", type=int,
@@ -733,6 +746,14 @@ def main(argv=None):
     if not os.path.isdir(build_dir):
         eprint(f"bench_report: build dir {build_dir} does not exist")
         return 2
+    if args.quick and args.full:
+        eprint("bench_report: --quick and --full contradict each other")
+        return 2
+    bench = find_bench(build_dir, args.bench)
+    if not args.quick and not args.full and software_device(bench):
+        # A CPU's Vulkan says nothing of GPU costs; the quick form shows the same in minutes.
+        args.quick = True
+        print("bench_report: a software Vulkan device (no GPU): the quick form (--full for the full one)")
     args.rounds = args.rounds or (2 if args.quick else 3)
     if args.rounds < 1:
         eprint("bench_report: --rounds must be >= 1")
@@ -743,7 +764,6 @@ def main(argv=None):
     args.per_run_reps = None if args.reps is None else max(1, math.ceil(args.reps / args.rounds))
     args.timeout = args.timeout or (300 if args.quick else 1800)
     out_dir = os.path.abspath(args.out or os.path.join(build_dir, "bench-report"))
-    bench = find_bench(build_dir, args.bench)
     all_rows = list_rows(bench)
     selected = [r for r in (args.rows or "").split(",") if r]
     unknown = [r for r in selected if r not in all_rows]

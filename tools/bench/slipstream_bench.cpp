@@ -242,6 +242,7 @@ struct Options {
     int reps = 0;                   // 0: the row's default
     int warmup = -1;                // -1: the row's default
     bool quick = false;
+    bool probe_device = false;      // --probe-device: say which device would run, then exit
     double max_row_seconds = 60.0;  // stop adding repetitions to a row after this (>= 3 kept)
     std::string json_path;
 };
@@ -260,6 +261,7 @@ void print_help() {
         "                           (default 60; 0 = no limit)\n"
         "  --json PATH              write device, memory types, settings and all samples\n"
         "  --list-rows              print the row ids and exit\n"
+        "  --probe-device           print 'software: yes|no' and the device name, and exit\n"
         "\n"
         "styles:\n"
         "  naive  one command buffer and vkQueueSubmit per operation, an ALL_COMMANDS barrier at\n"
@@ -330,6 +332,8 @@ Options parse_options(int argc, char** argv) {
             if (o.warmup < 0) usage_error("--warmup must be >= 0");
         } else if (a == "--quick") {
             o.quick = true;
+        } else if (a == "--probe-device") {
+            o.probe_device = true;
         } else if (a == "--max-row-seconds") {
             o.max_row_seconds = std::atof(value().c_str());
         } else if (a == "--json") {
@@ -2116,6 +2120,11 @@ int main(int argc, char** argv) {
     }
 
     Context ctx = vkapp::create_context("slipstream-bench");
+    if (opt.probe_device) {
+        std::printf("software: %s\ndevice: %s\n", is_software(ctx) ? "yes" : "no", ctx.properties.deviceName);
+        vkapp::destroy_context(ctx);
+        return 0;
+    }
     const DriverInfo di = driver_info(ctx);
     std::printf("slipstream-bench: style=%s wait=%s%s commit=%s\n",
                 opt.style == Style::naive ? "naive" : "tuned",
