@@ -130,8 +130,13 @@ VKAPI_ATTR void VKAPI_CALL DestroyFence(VkDevice device, VkFence fence, const Vk
 
 VKAPI_ATTR VkResult VKAPI_CALL ImportFenceFdKHR(VkDevice device, const VkImportFenceFdInfoKHR* info) {
     DeviceState* state = find_device(device);
-    FenceReset reset(*state, 1, &info->fence);
-    return state->dispatch.ImportFenceFdKHR(device, info);
+    VkResult r;
+    {
+        FenceReset reset(*state, 1, &info->fence);
+        r = state->dispatch.ImportFenceFdKHR(device, info);
+    }
+    if (r == VK_SUCCESS && state->idle) state->idle->fence_payload_imported(info->fence);
+    return r;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetFenceFdKHR(VkDevice device, const VkFenceGetFdInfoKHR* info, int* fd) {
@@ -150,8 +155,13 @@ VKAPI_ATTR VkResult VKAPI_CALL GetFenceFdKHR(VkDevice device, const VkFenceGetFd
 // Win32 fence handles are all exported by reference: only an import replaces the payload.
 VKAPI_ATTR VkResult VKAPI_CALL ImportFenceWin32HandleKHR(VkDevice device, const VkImportFenceWin32HandleInfoKHR* info) {
     DeviceState* state = find_device(device);
-    FenceReset reset(*state, 1, &info->fence);
-    return state->dispatch.ImportFenceWin32HandleKHR(device, info);
+    VkResult r;
+    {
+        FenceReset reset(*state, 1, &info->fence);
+        r = state->dispatch.ImportFenceWin32HandleKHR(device, info);
+    }
+    if (r == VK_SUCCESS && state->idle) state->idle->fence_payload_imported(info->fence);
+    return r;
 }
 #endif
 

@@ -70,6 +70,7 @@ namespace slipstream {
     X(BatchFallbacks, "batch_fallbacks")        /* batches that failed: the app's own submitted */ \
     X(FencesAnswered, "fences_answered")        /* app fences answered from a batch's timeline */ \
     X(FenceSubmits, "fence_submits")            /* empty submissions that signal an app fence */ \
+    X(SubmitsFollowedByFence, "submits_followed_by_fence") /* latency-path submissions with no timeline signal */ \
     X(LazyRecorded, "lazy_recorded")            /* command buffers begun without the driver */ \
     X(LazyMadeNative, "lazy_made_native")       /* ... recorded natively at a command we cannot capture */ \
     X(LazyReplayedAlone, "lazy_replayed_alone") /* ... replayed on their own for a pass-through submit */ \

@@ -367,7 +367,8 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
                     return true;
             return false;
         };
-        const bool idle_latency = submit_directly(f.latency_mode(), f.has_pending(), f.in_flight());
+        const bool idle_latency =
+            submit_directly(f.latency_mode(), f.has_pending(), f.in_flight()) && f.waits_seen_below();
         d.latency_families.note(q.family, idle_latency);
         if (!lazy && idle_latency && !owes_closing()) {
             d.stats.add(Counter::CommandBuffersDirect, total);
@@ -494,8 +495,19 @@ void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool d
 void note_fences_seen_done(DeviceState& d, uint32_t count, const VkFence* fences) {
     if (!d.fusion) return;
     const FusingQueues queues(d);
-    for (size_t i = 0; i < queues.size(); ++i)
+    for (size_t i = 0; i < queues.size(); ++i) {
         if (queues[i]->latest_fence_in(count, fences)) queues[i]->note_seen_done();
+        for (uint32_t k = 0; k < count; ++k) queues[i]->fence_signaled(fences[k]);
+    }
+}
+
+void release_followed_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion) return;
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
+        for (uint32_t k = 0; k < count; ++k) f->fence_released(fences[k]);
+    }
 }
 
 void note_device_wait(DeviceState& d) {

@@ -121,6 +121,11 @@ void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool d
 // (submit/queue_fusion.h, note_seen_done).
 void note_fences_seen_done(DeviceState& d, uint32_t count, const VkFence* fences);
 
+// The application is about to reset, destroy or import these fences (or export one with copy
+// transference): a queue that follows a submission through one of them settles it first
+// (QueueFusion::fence_released).
+void release_followed_fences(DeviceState& d, uint32_t count, const VkFence* fences);
+
 // vkDeviceWaitIdle: the application waits for everything; every queue learns from it.
 void note_device_wait(DeviceState& d);
 

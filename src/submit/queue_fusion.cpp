@@ -28,6 +28,10 @@ void fuse_barrier(const VkLayerDispatchTable& d, VkCommandBuffer cb, bool indire
 }
 
 bool dispatches_indirectly(const CommandBufferState& cb) { return cb.stages & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT; }
+
+// How often the flusher looks at a batch held behind a submission followed through a fence
+// (no timeline value to wait for): a latency-mode queue rarely holds one.
+constexpr uint64_t kFollowedPollNs = 10000;
 }  // namespace
 
 QueueFusion::~QueueFusion() {
@@ -65,19 +69,96 @@ uint64_t QueueFusion::completed_value() {
 }
 
 uint64_t QueueFusion::in_flight() {
+    const uint64_t followed = followed_busy() ? 1 : 0;
     const uint64_t submitted = submitted_.load(std::memory_order_relaxed);
-    if (in_flight_.empty()) return 0;
+    if (in_flight_.empty()) return followed;
     const uint64_t done = completed_value();
     if (probe_value_ && done >= probe_value_) {
         submit_cost_ns_.store(next_submit_cost(submit_cost_ns(), now_ns() - probe_start_ns_), std::memory_order_relaxed);
         probe_value_ = 0;
     }
     recycle(done);
-    return done >= submitted ? 0 : submitted - done;
+    return (done >= submitted ? 0 : submitted - done) + followed;
+}
+
+bool QueueFusion::may_follow(VkFence fence, size_t fences) {
+    if (!fence || fences != 1 || !sync_.latency_mode() || followed_.load(std::memory_order_acquire)) return false;
+    // An exportable fence's payload may leave the layer's sight (FUSION.md rule 2).
+    if (!d_.fusion || d_.fusion->fences().exportable(fence)) return false;
+    return in_flight() == 0;
+}
+
+void QueueFusion::follow(VkFence fence, VkCommandBuffer cb) {
+    followed_cb_ = cb;
+    followed_.store(fence, std::memory_order_release);
+    d_.stats.add(Counter::SubmitsFollowedByFence);
+    d_.stats.add(Counter::DriverSubmits);
+}
+
+void QueueFusion::end_follow() {
+    VkFence fence = followed_.load(std::memory_order_acquire);
+    if (fence) followed_.compare_exchange_strong(fence, VK_NULL_HANDLE);
+    if (followed_cb_) free_.push_back(followed_cb_);
+    followed_cb_ = VK_NULL_HANDLE;
+}
+
+bool QueueFusion::followed_busy() {
+    if (!followed_cb_ && !followed_.load(std::memory_order_acquire)) return false;
+    // The application may destroy or reset the fence on another thread once its work is done:
+    // whoever stops following it waits until no look of ours at it is under way
+    // (stop_following), and a reset that came first is seen as the fence no longer followed.
+    querying_.store(true);
+    const VkFence fence = followed_.load();
+    const VkResult r = fence ? d_.dispatch.GetFenceStatus(d_.device, fence) : VK_SUCCESS;
+    querying_.store(false);
+    if (r == VK_NOT_READY && follows(fence)) return true;
+    if (fence) watch_device_loss(d_, r);  // (a lost device completes nothing more: nothing to follow)
+    end_follow();
+    return false;
+}
+
+void QueueFusion::stop_following(VkFence fence) {
+    VkFence expected = fence;
+    if (!fence || !followed_.compare_exchange_strong(expected, VK_NULL_HANDLE)) return;
+    while (querying_.load()) cpu_relax();  // one driver call at most
+}
+
+void QueueFusion::fence_released(VkFence fence) {
+    if (!follows(fence)) return;
+    if (d_.dispatch.GetFenceStatus(d_.device, fence) == VK_SUCCESS || d_.lost.load(std::memory_order_acquire)) {
+        stop_following(fence);
+        return;
+    }
+    // Reset, destroyed or imported while its submission may run (a misuse): the timeline
+    // follows it from now on, by an empty submission that signals it.
+    std::lock_guard lock(mutex_);
+    if (!follows(fence)) return;
+    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.signalSemaphoreValueCount = 1;
+    values.pSignalSemaphoreValues = &value;
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+    submit.signalSemaphoreCount = 1;
+    submit.pSignalSemaphores = &timeline_;
+    TrackedSubmission tracked(&q_, VK_NULL_HANDLE);
+    const VkResult r = d_.dispatch.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
+    tracked.end(r);
+    const VkCommandBuffer cb = followed_cb_;
+    followed_cb_ = VK_NULL_HANDLE;
+    followed_.store(VK_NULL_HANDLE);  // (no look of ours runs: they hold mutex())
+    if (r != VK_SUCCESS) {
+        // Nothing follows it now: idle waits go to the driver, and our command buffer (which
+        // may still run) is never reused; it goes with the pool.
+        untracked_work_ = true;
+        watch_device_loss(d_, r);
+        return;
+    }
+    submitted(cb, value, r, now_ns(), kUnknownOps);
 }
 
 VkResult QueueFusion::poll_idle() {
     if (untracked_work_) return VK_INCOMPLETE;
+    if (followed_busy()) return VK_NOT_READY;
     if (in_flight_.empty()) return VK_SUCCESS;
     uint64_t done = 0;
     if (VkResult r = watch_device_loss(d_, d_.fusion_counter_value(d_.device, timeline_, &done)); r != VK_SUCCESS)
@@ -384,6 +465,21 @@ bool add_signal(VkSubmitInfo2& s, SignalAdded& a, const TimelineSignal& signal) 
 template <typename Info, typename Next>
 VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
     other_work_before_ = true;  // recorded natively, its barriers whole
+    TrackedSubmission tracked(&q_, fence);
+    if (may_follow(fence, fence ? 1 : 0) && tracked.fence_trusted()) {
+        if (d_.lost.load(std::memory_order_acquire)) {
+            tracked.end(VK_ERROR_DEVICE_LOST);
+            return VK_ERROR_DEVICE_LOST;
+        }
+        FuseTrace* t = tracer();
+        const uint64_t start = t ? now_ns() : 0;
+        const VkResult r = next(q_.queue, count, submits, tracked.fence());
+        tracked.end(r);
+        if (t) trace(*t, TraceEvent::Direct, FlushReason::Full, count, 0, 0, 0, now_ns() - start);
+        if (r == VK_SUCCESS) follow(fence, VK_NULL_HANDLE);
+        else watch_device_loss(d_, r);
+        return r;
+    }
     const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     const TimelineSignal signal(timeline_, value);
     Info small[4];
@@ -397,7 +493,6 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
     }
     SignalAdded added;
     add_signal(copy[count - 1], added, signal);  // (the classification allowed no pNext)
-    TrackedSubmission tracked(&q_, fence);
     FuseTrace* t = tracer();
     const uint64_t busy = t ? in_flight() : 0;
     // (A counter read since the submission's first look may have found the device lost.)
@@ -627,6 +722,7 @@ bool QueueFusion::flusher_turn(uint64_t max_defer_ns, uint64_t* wake_at, uint64_
             if (action == FlusherAction::Wait) {
                 *wake_at = std::min(*wake_at, open_.opened_ns + max_defer_ns);
                 if (s.in_flight == 0) *wake_at = std::min(*wake_at, open_.opened_ns + s.submit_cost_ns);
+                else if (followed_.load(std::memory_order_acquire)) *wake_at = std::min(*wake_at, now_ns() + kFollowedPollNs);
                 else *timeline_value = submitted_.load(std::memory_order_relaxed);  // the GPU runs dry then
                 return false;
             }
@@ -663,21 +759,24 @@ VkResult QueueFusion::submit_recorded(const Pending& b, VkCommandBuffer batch, V
     VkResult r = recorded == VK_SUCCESS && d_.lost.load(std::memory_order_acquire) ? VK_ERROR_DEVICE_LOST : recorded;
     const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
     if (r == VK_SUCCESS) {
+        const VkFence fence = b.fences.empty() ? VK_NULL_HANDLE : b.fences.back();
+        TrackedSubmission tracked(&q_, fence);
+        const bool follow_fence = may_follow(fence, b.fences.size()) && tracked.fence_trusted();
         VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
         values.signalSemaphoreValueCount = 1;
         values.pSignalSemaphoreValues = &value;
-        VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+        VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, follow_fence ? nullptr : &values};
         submit.commandBufferCount = 1;
         submit.pCommandBuffers = &batch;
-        submit.signalSemaphoreCount = 1;
+        submit.signalSemaphoreCount = follow_fence ? 0 : 1;
         submit.pSignalSemaphores = &timeline_;
-        const VkFence fence = b.fences.empty() ? VK_NULL_HANDLE : b.fences.back();
-        TrackedSubmission tracked(&q_, fence);
         const uint64_t start = now_ns();
         r = d.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
         tracked.end(r);
         if (t) trace(*t, TraceEvent::Flush, reason, uint32_t(b.cbs.size()), b.ops, waited, busy, now_ns() - start);
-        submitted(batch, value, r, start, b.ops);
+        if (follow_fence && r == VK_SUCCESS) follow(fence, batch);
+        else if (follow_fence) watch_device_loss(d_, r);
+        else submitted(batch, value, r, start, b.ops);
     }
     if (r == VK_SUCCESS) {
         d_.stats.add(Counter::BatchesFlushed);

@@ -75,11 +75,18 @@ public:
     // A fusable submission came (with this fence, or none): the wait noted since the one before
     // it, if any, is learnt first.
     void note_submission(VkFence fence) {
-        if (waited_.exchange(false, std::memory_order_relaxed)) sync_.waited();
+        waited_before_ = waited_.exchange(false, std::memory_order_relaxed);
+        if (waited_before_) sync_.waited();
         after_wait_ = seen_done_.exchange(false, std::memory_order_relaxed);
         sync_.submitted();
         latest_fence_.store(fence, std::memory_order_relaxed);
     }
+    // Whether the layers below Slipstream (the validation layer) saw every wait the application
+    // made since its previous submission to the queue: none was made, or the driver answered
+    // one (note_seen_done). An idle wait that Slipstream answered from the timeline is unseen
+    // there, and a submission that went to the driver as the application made it, with no
+    // barrier of ours in front, would look unsynchronized against the work before the wait.
+    bool waits_seen_below() const { return !waited_before_ || after_wait_; }
     // (Any thread, no lock.) The application waited for the latest submission (its fence, or
     // the queue or device idle): however often it polls, one wait per submission.
     void note_wait() { waited_.store(true, std::memory_order_relaxed); }
@@ -87,6 +94,18 @@ public:
     // signaled (the application's vkGetFenceStatus or vkWaitForFences, or Slipstream's polls
     // for the latter), so everything the queue was given before is done.
     void note_seen_done() { seen_done_.store(true, std::memory_order_relaxed); }
+    // (Any thread, no lock.) The driver answered that `fence` signaled: if the queue follows
+    // a submission through it (below), that submission is done.
+    void fence_signaled(VkFence fence) {
+        if (follows(fence)) stop_following(fence);
+    }
+    // (Any thread, no lock.) Whether the queue follows a submission through `fence`.
+    bool follows(VkFence fence) const { return fence && followed_.load(std::memory_order_acquire) == fence; }
+    // (Any thread, no lock.) The application is about to reset, destroy or import `fence`,
+    // which the queue follows a submission through. Valid usage says that submission completed; if
+    // the driver does not say so (a misuse), an empty submission that signals the timeline
+    // follows it instead.
+    void fence_released(VkFence fence);
     uint64_t submit_cost_ns() const { return submit_cost_ns_.load(std::memory_order_relaxed); }
     // With record_mutex() held too: records and submits every batch held (the sealed ones, then
     // the open one) and the empty submissions that signal their fences. An error of the
@@ -128,7 +147,11 @@ public:
     VkResult poll_idle();
     void note_untracked_work() { untracked_work_ = true; }
     // A driver's idle wait on the queue (or the device) returned.
-    void note_driver_idle() { untracked_work_ = false; }
+    void note_driver_idle() {
+        untracked_work_ = false;
+        end_follow();
+        note_seen_done();
+    }
     // The first error a flush met that no caller has returned yet (VK_SUCCESS if none); device
     // loss (DeviceState::lost) stays.
     VkResult take_error();
@@ -183,6 +206,23 @@ private:
         VkCommandBuffer cb;  // null for a direct submission
         uint64_t value;      // the timeline value its completion signals
     };
+    // The latency path: a submission to a queue in latency mode with nothing of ours running,
+    // whose only fence is a plain one of the application's, signals no timeline (on the H200
+    // the signal cost ~0.75 us of CPU in vkQueueSubmit and ~0.75 us more before the fence
+    // was seen signaled, slipstream-overhead's latency_cb): it is followed through that fence.
+    // Its completion is known when the driver says the fence signaled (the application's
+    // waits and status queries, or a look of ours under mutex()), when the application resets,
+    // destroys or imports the fence, or when the driver's idle wait returns.
+    bool may_follow(VkFence fence, size_t fences);
+    // Starts following a submission just made with `fence` (`cb`: ours, or null).
+    void follow(VkFence fence, VkCommandBuffer cb);
+    // mutex() held: whether the followed submission may still run (asks the driver while the
+    // fence is not known signaled); once done, its command buffer is free again.
+    bool followed_busy();
+    // mutex() held: nothing is followed any more; our command buffer is free again.
+    void end_follow();
+    // (Any thread.) Stops following `fence` if the queue does, once no look at it is under way.
+    void stop_following(VkFence fence);
     // After a submission of `ops` operations (kUnknownOps: the application's command buffers)
     // that signals `value`, begun at `start_ns`, returned `result`.
     static constexpr uint32_t kUnknownOps = UINT32_MAX;
@@ -247,7 +287,11 @@ private:
     std::atomic<bool> waited_{false};  // a wait since the latest fusable submission
     std::atomic<bool> seen_done_{false};  // ... that the driver answered done (note_seen_done)
     bool after_wait_ = false;  // the current submission came after such a wait
+    bool waited_before_ = false;  // ... after a wait of any kind
     std::atomic<VkFence> latest_fence_{VK_NULL_HANDLE};
+    std::atomic<VkFence> followed_{VK_NULL_HANDLE};  // the fence a submission is followed by
+    VkCommandBuffer followed_cb_ = VK_NULL_HANDLE;    // ... and our command buffer it runs (mutex())
+    std::atomic<bool> querying_{false};               // followed_busy() is asking the driver
     std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured
     uint64_t probe_value_ = 0;                     // a submission made on an idle GPU ...
     uint64_t probe_start_ns_ = 0;                  // ... and when it was made

@@ -122,6 +122,8 @@ public:
     void app_fences_signaled(uint32_t count, const VkFence* fences, uint64_t epoch);
     // vkCreateFence with VK_FENCE_CREATE_SIGNALED_BIT: submitting it before a reset is a misuse.
     void fence_created_signaled(VkFence fence);
+    // A payload was imported into the fence (it may be signaled): the same until its reset.
+    void fence_payload_imported(VkFence fence) { fence_created_signaled(fence); }
     // True when the layer knows, from earlier answers, that these fences are signaled: all of
     // them, or (wait_all false) at least one.
     bool known_signaled(uint32_t count, const VkFence* fences, bool wait_all);

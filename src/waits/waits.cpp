@@ -354,6 +354,7 @@ void note_untracked_queue_work(QueueState& q) {
 
 FenceReset::FenceReset(DeviceState& d, uint32_t count, const VkFence* fences, bool destroyed)
     : t_(d.idle.get()), count_(count), fences_(fences) {
+    submit::release_followed_fences(d, count, fences);
     submit::forget_fences(d, count, fences, destroyed);
     if (t_) t_->begin_fence_reset(count_, fences_);
 }
@@ -369,6 +370,9 @@ TrackedSubmission::TrackedSubmission(QueueState* q, VkFence app_fence) : q_(q), 
     }
     std::lock_guard lock(q_->idle.mutex);
     fence_ = q_->device->idle->fence_for_submit(q_->idle, app_fence);
+    const QueueIdle& idle = q_->idle;
+    trusted_ = app_fence && fence_ == app_fence && idle.activity == QueueActivity::Pending &&
+               idle.last_fence == app_fence && !idle.last_is_own;
 }
 
 void TrackedSubmission::end(VkResult result) {

@@ -45,11 +45,16 @@ class TrackedSubmission {
 public:
     TrackedSubmission(QueueState* q, VkFence app_fence);
     VkFence fence() const { return fence_; }
+    // The application's fence is followed by the idle tracker as this submission's own: it
+    // was reset (or created unsignaled) since its last submission, and no payload was imported
+    // into it since, so it signals only once this submission completes.
+    bool fence_trusted() const { return trusted_; }
     void end(VkResult result);
 
 private:
     QueueState* q_;
     VkFence app_fence_, fence_;
+    bool trusted_ = false;
 };
 
 }  // namespace slipstream

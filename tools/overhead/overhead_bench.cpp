@@ -10,6 +10,9 @@
 //         (signaled: the ring came round), reset it, begin, an ALL_COMMANDS barrier, bind,
 //         dispatch, end, submit with the fence. Timed per phase; the GPU's pace is not timed
 //         (the ring holds a whole repetition, drained afterwards).
+//   latency_cb: the same life for a runtime that waits for every operation (the latency path):
+//         begin, bind + dispatch (no barrier), end, submit with a fence, poll vkGetFenceStatus
+//         until it signals ("spin": the GPU's round trip, on the critical path), reset the fence.
 // Both configurations live in one process: one instance without layers, one that enables
 // VK_LAYER_slipstream by name (its manifest must be findable, e.g. through VK_ADD_LAYER_PATH).
 // Repetitions alternate between them, so driver and machine noise hits both alike; the
@@ -29,6 +32,12 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 // The phases of one small command buffer's life, in order.
 constexpr const char* kPhases[] = {"wait", "reset", "begin", "record", "end", "submit"};
 constexpr int kPhaseCount = 6;
+constexpr const char* kLatencyPhases[] = {"begin", "record", "end", "submit", "spin", "reset"};
+constexpr int kLatencyPhaseCount = 6;
+constexpr int kLatencyRoundTrips = 64;
+// Untimed round trips first: the queue's mode is learnt from its recent waits, and the ring's
+// streaming phase before this one left it expecting many submissions per wait.
+constexpr int kLatencyWarmup = 32;
 
 struct SmallRing {
     static constexpr int kSlots = 256;
@@ -148,6 +157,43 @@ struct Rig {
         for (double& v : phase_s) v = v / SmallRing::kSlots * 1e6;
         return phase_s;
     }
+    // µs per phase (kLatencyPhases) of one small command buffer submitted and waited for by
+    // polling its fence, kLatencyRoundTrips times.
+    std::vector<double> latency_cb_us() {
+        std::vector<double> phase_s(kLatencyPhaseCount, 0.0);
+        VkCommandBuffer cb = ring.cbs[0];
+        for (int i = -kLatencyWarmup; i < kLatencyRoundTrips; ++i) {
+            Clock::time_point t[kLatencyPhaseCount + 1];
+            t[0] = Clock::now();
+            VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+            VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+            t[1] = Clock::now();
+            bind(cb);
+            vkCmdDispatch(cb, 1, 1, 1);
+            t[2] = Clock::now();
+            VK_CHECK(vkEndCommandBuffer(cb));
+            t[3] = Clock::now();
+            VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+            si.commandBufferCount = 1;
+            si.pCommandBuffers = &cb;
+            VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, fence));
+            t[4] = Clock::now();
+            for (;;) {
+                const VkResult r = vkGetFenceStatus(ctx.device, fence);
+                if (r == VK_SUCCESS) break;
+                if (r != VK_NOT_READY) VK_CHECK(r);
+            }
+            t[5] = Clock::now();
+            VK_CHECK(vkResetFences(ctx.device, 1, &fence));
+            t[6] = Clock::now();
+            if (i < 0) continue;
+            for (int k = 0; k < kLatencyPhaseCount; ++k)
+                phase_s[k] += std::chrono::duration<double>(t[k + 1] - t[k]).count();
+        }
+        for (double& v : phase_s) v = v / kLatencyRoundTrips * 1e6;
+        return phase_s;
+    }
     // µs per vkWaitForFences on a fence already signaled, as runtimes that wait on their
     // last submission again (a device sync with nothing new in flight) do.
     double signaled_wait_us(int waits) {
@@ -184,6 +230,7 @@ int main(int argc, char** argv) {
         Rig on({"VK_LAYER_slipstream"});
         std::vector<double> record[2], copy[2], submit[2], wait[2];
         std::vector<double> small[2][kPhaseCount];
+        std::vector<double> latency[2][kLatencyPhaseCount];
         Rig* rigs[2] = {&off, &on};
         for (int rep = 0; rep <= reps; ++rep) {  // repetition 0 warms both up
             for (int k = 0; k < 2; ++k) {
@@ -193,7 +240,9 @@ int main(int argc, char** argv) {
                 double s = rigs[which]->submit_us(submits);
                 double w = rigs[which]->signaled_wait_us(submits);
                 const std::vector<double> phases = rigs[which]->small_cb_us();
+                const std::vector<double> latency_phases = rigs[which]->latency_cb_us();
                 if (rep == 0) continue;
+                for (int k = 0; k < kLatencyPhaseCount; ++k) latency[which][k].push_back(latency_phases[k]);
                 for (int k = 0; k < kPhaseCount; ++k) small[which][k].push_back(phases[k]);
                 record[which].push_back(r);
                 copy[which].push_back(c);
@@ -205,6 +254,9 @@ int main(int argc, char** argv) {
         for (int k = 0; k < kPhaseCount; ++k)
             small_json += std::string(", \"small_cb_") + kPhases[k] + "_us\": {\"off\": " + list(small[0][k]) +
                           ", \"on\": " + list(small[1][k]) + "}";
+        for (int k = 0; k < kLatencyPhaseCount; ++k)
+            small_json += std::string(", \"latency_cb_") + kLatencyPhases[k] + "_us\": {\"off\": " +
+                          list(latency[0][k]) + ", \"on\": " + list(latency[1][k]) + "}";
         std::printf("{\"device\": \"%s\", \"dispatches\": %d, \"submits\": %d, \"record_ns\": {\"off\": %s, \"on\": %s}, "
                     "\"copy_ns\": {\"off\": %s, \"on\": %s}, "
                     "\"submit_us\": {\"off\": %s, \"on\": %s}, \"signaled_wait_us\": {\"off\": %s, \"on\": %s}%s}\n",
