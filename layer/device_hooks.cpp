@@ -3,6 +3,7 @@
 #include "capture/capture_control.h"
 #include "hooks.h"
 #include "core/object_state.h"
+#include "objects/pooled_fences.h"
 
 namespace slipstream::hooks {
 
@@ -11,6 +12,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     DeviceState* state = find_device(device);
     PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
     submit::stop_device(*state);
+    objects::destroy_pooled_fences(*state);
     state->layouts.destroy_all();
     remove_device(device);
     destroy(device, allocator);

@@ -34,7 +34,7 @@ const ProcTable& device_procs() {
             PROC(ResetCommandPool), PROC(BeginCommandBuffer), PROC(ResetCommandBuffer),
             PROC(CreateCommandPool), PROC(EndCommandBuffer),
             PROC(QueueSubmit), PROC(QueueSubmit2), PROC(QueueSubmit2KHR), PROC(QueueBindSparse),
-            PROC(QueuePresentKHR), PROC(GetFenceStatus), PROC(CreateFence), PROC(ResetFences), PROC(DestroyFence),
+            PROC(QueuePresentKHR), PROC(AcquireNextImageKHR), PROC(AcquireNextImage2KHR), PROC(GetFenceStatus), PROC(CreateFence), PROC(ResetFences), PROC(DestroyFence),
             PROC(ImportFenceFdKHR), PROC(GetFenceFdKHR), PROC(WaitForFences),
             PROC(CreateBuffer), PROC(DestroyBuffer), PROC(CreateImage), PROC(DestroyImage),
             PROC(GetBufferMemoryRequirements), PROC(GetBufferMemoryRequirements2),

@@ -2,6 +2,7 @@
 #include "capture/capture_control.h"
 #include "hooks.h"
 #include "core/object_state.h"
+#include "objects/pooled_fences.h"
 #include "waits/waits.h"
 
 namespace slipstream::hooks {
@@ -54,6 +55,7 @@ template <typename Info, typename Next>
 VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fence, Next VkLayerDispatchTable::*next) {
     QueueState* q = find_queue(queue);
     DeviceState* device = q ? q->device : find_device(queue);
+    objects::note_fence_given(*device, fence);
     if (device->stats.enabled()) count_submits(*device, count, submits);
     if (q && q->fusion) return watch_device_loss(*device, fused(*q, count, submits, fence, device->dispatch.*next));
     if (device->fusion) record_lazy_natively(count, submits);
@@ -83,7 +85,9 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, co
     submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
     if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);
-    return find_device(queue)->dispatch.QueueBindSparse(queue, count, binds, fence);
+    DeviceState* device = find_device(queue);
+    objects::note_fence_given(*device, fence);
+    return device->dispatch.QueueBindSparse(queue, count, binds, fence);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
@@ -91,7 +95,32 @@ VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInf
     submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
     if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);
-    return find_device(queue)->dispatch.QueuePresentKHR(queue, info);
+    DeviceState* device = find_device(queue);
+#ifdef VK_EXT_swapchain_maintenance1
+    // Present fences (VK_EXT_swapchain_maintenance1) are signaled by the presentation engine.
+    for (auto* p = static_cast<const VkBaseInStructure*>(info->pNext); p; p = p->pNext) {
+        if (p->sType != VK_STRUCTURE_TYPE_SWAPCHAIN_PRESENT_FENCE_INFO_EXT) continue;
+        const auto* fences = reinterpret_cast<const VkSwapchainPresentFenceInfoEXT*>(p);
+        for (uint32_t i = 0; i < fences->swapchainCount; ++i) objects::note_fence_given(*device, fences->pFences[i]);
+    }
+#endif
+    return device->dispatch.QueuePresentKHR(queue, info);
+}
+
+// Image acquires only tell the object pool that a fence may be signaled by the presentation
+// engine (objects/fence_pool.h).
+VKAPI_ATTR VkResult VKAPI_CALL AcquireNextImageKHR(VkDevice device, VkSwapchainKHR swapchain, uint64_t timeout,
+                                                   VkSemaphore semaphore, VkFence fence, uint32_t* index) {
+    DeviceState* state = find_device(device);
+    objects::note_fence_given(*state, fence);
+    return state->dispatch.AcquireNextImageKHR(device, swapchain, timeout, semaphore, fence, index);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL AcquireNextImage2KHR(VkDevice device, const VkAcquireNextImageInfoKHR* info,
+                                                    uint32_t* index) {
+    DeviceState* state = find_device(device);
+    objects::note_fence_given(*state, info->fence);
+    return state->dispatch.AcquireNextImage2KHR(device, info, index);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count, const VkFence* fences, VkBool32 wait_all,
@@ -107,12 +136,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetFenceStatus(VkDevice device, VkFence fence) {
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateFence(VkDevice device, const VkFenceCreateInfo* info,
                                            const VkAllocationCallbacks* allocator, VkFence* fence) {
-    DeviceState* state = find_device(device);
-    VkResult r = state->dispatch.CreateFence(device, info, allocator, fence);
-    if (r == VK_SUCCESS && state->fusion) state->fusion->fences().fence_created(*fence, *info);
-    if (r == VK_SUCCESS && state->idle && (info->flags & VK_FENCE_CREATE_SIGNALED_BIT))
-        state->idle->fence_created_signaled(*fence);
-    return r;
+    return objects::create_fence(*find_device(device), info, allocator, fence);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL ResetFences(VkDevice device, uint32_t count, const VkFence* fences) {
@@ -122,14 +146,12 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetFences(VkDevice device, uint32_t count, cons
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyFence(VkDevice device, VkFence fence, const VkAllocationCallbacks* allocator) {
-    DeviceState* state = find_device(device);
-    if (fence) submit::flush_before_destroy(*state);  // a held batch may carry it
-    FenceReset reset(*state, fence ? 1 : 0, &fence, true);
-    state->dispatch.DestroyFence(device, fence, allocator);
+    objects::destroy_fence(*find_device(device), fence, allocator);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL ImportFenceFdKHR(VkDevice device, const VkImportFenceFdInfoKHR* info) {
     DeviceState* state = find_device(device);
+    objects::fence_shared(*state, info->fence);  // its payload may come from outside the device
     VkResult r;
     {
         FenceReset reset(*state, 1, &info->fence);
@@ -144,6 +166,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetFenceFdKHR(VkDevice device, const VkFenceGetFd
     if (VkResult e = observe_device(*state); e < 0) return e;
     // The payload exported must be the driver's own.
     submit::realize_fences(*state, 1, &info->fence);
+    objects::fence_shared(*state, info->fence);  // something outside the device may hold its payload
     // A sync fd is exported with copy transference, which resets the fence (opaque fds share
     // the payload and change nothing).
     const bool resets = info->handleType == VK_EXTERNAL_FENCE_HANDLE_TYPE_SYNC_FD_BIT;
@@ -155,6 +178,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetFenceFdKHR(VkDevice device, const VkFenceGetFd
 // Win32 fence handles are all exported by reference: only an import replaces the payload.
 VKAPI_ATTR VkResult VKAPI_CALL ImportFenceWin32HandleKHR(VkDevice device, const VkImportFenceWin32HandleInfoKHR* info) {
     DeviceState* state = find_device(device);
+    objects::fence_shared(*state, info->fence);
     VkResult r;
     {
         FenceReset reset(*state, 1, &info->fence);

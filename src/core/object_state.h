@@ -13,6 +13,7 @@
 #include "command_table.h"
 #include "waits/queue_idle.h"
 #include "memory/readback_tracker.h"
+#include "objects/fence_pool.h"
 #include "core/settings.h"
 #include "waits/spin_wait.h"
 #include "core/stats.h"
@@ -154,6 +155,8 @@ struct DeviceState {
     // (readback_deferral.h): buffer-naming commands then ask it first. One branch otherwise.
     std::atomic<uint32_t> buffer_watch{0};
     AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
+    // Fences kept for reuse (VK_SLIPSTREAM_OBJECT_POOL; null when off): objects/fence_pool.h.
+    std::unique_ptr<objects::FencePool> fence_pool;
 
     // False once the application obtained a vkCmd* Slipstream does not intercept (one newer
     // than its vk.xml): command buffers may then hold commands no capture saw.

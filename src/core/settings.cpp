@@ -32,6 +32,8 @@ const std::vector<SettingSpec>& setting_specs() {
         {"elide_barriers", "on|off", "off", "with fuse on: leave the fuse barrier out in front of a command buffer whose memory footprint (descriptor sets, push descriptors, copy and fill ranges, indirect parameters, compared by VkDeviceMemory and offset) provably meets no write of, and writes nothing touched by, the command buffers since the last barrier"},
         {"elide_proof", "on|off|trust-unknown", "on", "test-only: off elides every fuse barrier after a batch's first, trust-unknown takes update-after-bind sets and buffer-device-address shaders at face value (to prove the tests catch a wrong elision)"},
         {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
+        {"object_pool", "on|off", "on", "keep fences the application destroys (created plainly) and hand them out again at vkCreateFence instead of the driver creating new ones"},
+        {"object_pool_fences", "1..65536 (fences)", "256", "with object_pool on: fences kept at most per device; beyond it destroyed fences go to the driver"},
     };
     return specs;
 }
@@ -143,6 +145,9 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "elide_proof", parse_elide_proof, s.elide_proof);
     read_one(lookup, warnings, "fuse_trace",
              [](const std::string& t) { return std::optional<std::string>(t); }, s.fuse_trace);
+    read_one(lookup, warnings, "object_pool", parse_bool, s.object_pool);
+    read_one(lookup, warnings, "object_pool_fences", [](const std::string& t) { return parse_range(t, 1, 65536); },
+             s.object_pool_fences);
     return s;
 }
 
@@ -192,6 +197,8 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"elide_barriers", s.elide_barriers ? "on" : "off"},
         {"elide_proof", s.elide_proof == ElideProof::On ? "on" : s.elide_proof == ElideProof::Off ? "off" : "trust-unknown"},
         {"fuse_trace", s.fuse_trace},
+        {"object_pool", s.object_pool ? "on" : "off"},
+        {"object_pool_fences", std::to_string(s.object_pool_fences)},
     };
 }
 

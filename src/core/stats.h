@@ -86,7 +86,11 @@ namespace slipstream {
     X(FullBarriersInserted, "full_barriers_inserted") /* ours, around narrowed ones (the queue's other work) */ \
     X(TrailingBarriersOwed, "trailing_barriers_owed") /* batches with narrowed barriers ended without ours */ \
     X(TrailingBarriersSubmitted, "trailing_barriers_submitted") /* ... paid by a submission of only it */ \
-    X(BindsLeftOut, "binds_left_out")           /* pipeline and set binds the batch already had */
+    X(BindsLeftOut, "binds_left_out")           /* pipeline and set binds the batch already had */ \
+    X(FencesPooled, "fences_pooled")            /* vkCreateFence served from the object pool */ \
+    X(FencesPoolMisses, "fences_pool_misses")   /* ... plain ones the pool had nothing for */ \
+    X(FencesKept, "fences_kept")                /* vkDestroyFence kept in the pool */ \
+    X(FencesQuarantined, "fences_quarantined")  /* ... of them unsignaled, maybe still pending */
 
 enum class Counter : int {
 #define X(id, name) id,

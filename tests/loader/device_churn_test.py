@@ -6,7 +6,8 @@
 Runs device_churn (device_churn.cpp) N times over (default 60 devices) in four configurations:
   none       no layer;
   off        the layer with every feature knob off (VK_SLIPSTREAM_SPIN=off,
-             VK_SLIPSTREAM_READBACK=off, VK_SLIPSTREAM_READBACK_STEER=off), no statistics file;
+             VK_SLIPSTREAM_READBACK=off, VK_SLIPSTREAM_READBACK_STEER=off,
+             VK_SLIPSTREAM_OBJECT_POOL=off), no statistics file;
   off+stats  the same with VK_SLIPSTREAM_STATS_FILE (10 devices), for the layer's own objects;
   on         the layer with its default knobs and VK_SLIPSTREAM_STATS_FILE.
 and checks:
@@ -53,7 +54,7 @@ MALLOC_TOL = 1.0   # KiB per device
 RSS_TOL = 128.0    # KiB per device
 STATS_KIB = 0.75   # KiB per device kept by the statistics report for its file
 KNOBS_OFF = {"VK_SLIPSTREAM_SPIN": "off", "VK_SLIPSTREAM_READBACK": "off",
-             "VK_SLIPSTREAM_READBACK_STEER": "off"}
+             "VK_SLIPSTREAM_READBACK_STEER": "off", "VK_SLIPSTREAM_OBJECT_POOL": "off"}
 EXACT = ("fds", "threads", "objects")
 
 failures = []

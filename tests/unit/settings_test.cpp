@@ -48,6 +48,11 @@ TEST(Settings, ParsesEveryAcceptedSpelling) {
     EXPECT_EQ(parse_settings(from({{"lazy_record", "AUTO"}}), nullptr).lazy_record, LazyRecord::Auto);
     EXPECT_EQ(parse_settings(from({{"lazy_record", "on"}}), nullptr).lazy_record, LazyRecord::On);
     EXPECT_EQ(parse_settings(from({{"lazy_record", "0"}}), nullptr).lazy_record, LazyRecord::Off);
+    EXPECT_TRUE(parse_settings(from({}), nullptr).object_pool);
+    EXPECT_FALSE(parse_settings(from({{"object_pool", "off"}}), nullptr).object_pool);
+    EXPECT_EQ(parse_settings(from({}), nullptr).object_pool_fences, 256u);
+    EXPECT_EQ(parse_settings(from({{"object_pool_fences", "1"}}), nullptr).object_pool_fences, 1u);
+    EXPECT_EQ(parse_settings(from({{"object_pool_fences", "65536"}}), nullptr).object_pool_fences, 65536u);
 }
 
 TEST(Settings, BadValueWarnsOnceNamingTheSettingAndKeepsTheDefault) {

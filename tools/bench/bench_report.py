@@ -80,6 +80,7 @@ KNOBS = [
     ("VK_SLIPSTREAM_MAX_DEFER_US", "0"),
     ("VK_SLIPSTREAM_SPIN", "off"),
     ("VK_SLIPSTREAM_ELIDE_BARRIERS", "on"),
+    ("VK_SLIPSTREAM_OBJECT_POOL", "off"),
 ]
 MATRIX_COLUMNS = [("naive", "naive", "off", "no layer", {}), ("defaults", "naive", "on", "defaults", {})] + [
     (f"{k[len('VK_SLIPSTREAM_'):]}={v}", "naive", "on", f"{k[len('VK_SLIPSTREAM_'):]}={v}", {k: v})

@@ -136,6 +136,14 @@ const RowInfo kRows[] = {
      "As launch_spin with nothing but the dispatch (and its binds) in the command buffer, in\n"
      "      both styles (a raw client that records one dispatch per command buffer and waits\n"
      "      for each). GPU time: one dispatch of the kernel."},
+    {"launch_sync_fresh_fence", "launch + sync with a fresh fence", "us",
+     "Cost of one tiny launch (a compute barrier and the dispatch, recorded into one command\n"
+     "      buffer each time) submitted with a fence and waited for with vkWaitForFences,\n"
+     "      N times; time / N.\n"
+     "      naive: per launch vkCreateFence, submit with it, wait, vkDestroyFence (compute\n"
+     "      runtimes' fence per operation; some drivers charge ~0.5 ms a create + destroy).\n"
+     "      tuned: one kept fence, vkResetFences after each wait.\n"
+     "      GPU time: one dispatch of the kernel."},
     {"barriers_16", "16 dispatches with barriers, one command buffer + sync", "us",
      "Per-dispatch cost of one command buffer of 16 dependent tiny dispatches with the style's\n"
      "      barrier in front of each, submitted and waited for, N times; time / (16 N).\n"
@@ -575,6 +583,7 @@ private:
 
     void row_launch(RowResult& row, bool sync_each);
     void row_launch_spin(RowResult& row, bool barrier);
+    void row_launch_sync_fresh_fence(RowResult& row);
     void row_barriers_16(RowResult& row);
     void row_seed_chain(RowResult& row);
     void row_idle_sync(RowResult& row);
@@ -984,6 +993,7 @@ RowResult Bench::run(const RowInfo& info) {
     else if (id == "launch_sync") row_launch(row, true);
     else if (id == "launch_spin") row_launch_spin(row, true);
     else if (id == "launch_spin_bare") row_launch_spin(row, false);
+    else if (id == "launch_sync_fresh_fence") row_launch_sync_fresh_fence(row);
     else if (id == "barriers_16") row_barriers_16(row);
     else if (id == "seed_chain") row_seed_chain(row);
     else if (id == "idle_sync") row_idle_sync(row);
@@ -1070,6 +1080,43 @@ void Bench::row_launch_spin(RowResult& row, bool barrier) {
                     cpu_relax();
                 }
                 VK_CHECK(vkResetFences(ctx_.device, 1, &own.fence));
+            }
+        },
+        [&](int r) { check_tiny(row, tiny, check_buf, uint32_t(n) * uint32_t(r + 1), r); });
+    row.gpu_what = "one dispatch of the tiny kernel (256 uints)";
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer c) { dispatch(c, add_, set, 1, kTinyWords); }, opt_.quick ? 3 : 20);
+    free_own(own);
+    VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
+    free_buffer(tiny);
+    free_buffer(check_buf);
+}
+
+// "launch + sync with a fresh fence": a fence created and destroyed around every launch, or kept.
+void Bench::row_launch_sync_fresh_fence(RowResult& row) {
+    const int n = opt_.quick ? 8 : 64;
+    row.ops_per_rep = n;
+    row.pattern = opt_.style == Style::naive ? "naive, fresh fence per launch" : "tuned, kept fence";
+    Buf tiny = make_buffer(kTinyWords * 4, kDeviceUsage, MemPref::device);
+    Buf check_buf = make_buffer(kTinyWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
+    VkDescriptorSet set = make_set(add_, {tiny.buffer});
+    Own own = make_own();  // its fence is the tuned style's kept one
+    const VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    measure(row, warmup(2), reps(20, 3), n,
+        [&](int) { untimed([&](VkCommandBuffer c) { vkCmdFillBuffer(c, tiny.buffer, 0, VK_WHOLE_SIZE, 0); }); },
+        [&](int r) {
+            for (int i = 0; i < n; ++i) {
+                Own op = own;
+                if (opt_.style == Style::naive) VK_CHECK(vkCreateFence(ctx_.device, &fi, nullptr, &op.fence));
+                submit_own(op, [&](VkCommandBuffer cb) {
+                    // The same in both styles: only the fence's lifetime differs.
+                    vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+                    dispatch(cb, add_, set, uint32_t(r + 1), kTinyWords);
+                });
+                VK_CHECK(vkWaitForFences(ctx_.device, 1, &op.fence, VK_TRUE, UINT64_MAX));
+                if (opt_.style == Style::naive) vkDestroyFence(ctx_.device, op.fence, nullptr);
+                else VK_CHECK(vkResetFences(ctx_.device, 1, &op.fence));
             }
         },
         [&](int r) { check_tiny(row, tiny, check_buf, uint32_t(n) * uint32_t(r + 1), r); });

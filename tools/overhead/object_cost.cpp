@@ -1,0 +1,178 @@
+// slipstream-object-cost: what the driver charges to create and destroy the objects small GPU
+// operations use, and what an empty submission costs with a fence kept versus a fence made
+// for it (issue 22: some drivers spend hundreds of microseconds per fence or timeline
+// semaphore). Each row is one create+destroy pair, timed pair by pair:
+//   fence, fence_signaled, binary_semaphore, timeline_semaphore, event, command_pool,
+//   buffer (256 B storage, no memory), memory_64k (vkAllocateMemory + vkFreeMemory of 64 KiB
+//   of a device-local type),
+//   submit_wait_kept:  empty vkQueueSubmit with a kept fence, vkWaitForFences, vkResetFences
+//   submit_wait_fresh: vkCreateFence, empty vkQueueSubmit with it, vkWaitForFences, vkDestroyFence
+// One process holds two devices: one on an instance without layers, one on an instance that
+// enables VK_LAYER_slipstream by name (its manifest must be findable, e.g. through
+// VK_ADD_LAYER_PATH). Repetitions alternate between them and rotate the rows, so machine noise
+// hits both alike. Prints a table (median and 10th percentile of all pairs) and one JSON line.
+#include "tiny_rig.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+const char* const kRows[] = {"fence",        "fence_signaled", "binary_semaphore", "timeline_semaphore",
+                             "event",        "command_pool",   "buffer",           "memory_64k",
+                             "submit_wait_kept", "submit_wait_fresh"};
+constexpr int kRowCount = int(sizeof kRows / sizeof kRows[0]);
+
+struct Rig {
+    overhead::TinyRig tiny;
+    vkapp::Context& ctx = tiny.ctx;
+    VkFence kept = VK_NULL_HANDLE;
+    uint32_t memory_type = 0;
+
+    explicit Rig(std::vector<const char*> layers) : tiny("slipstream-object-cost", options(std::move(layers))) {
+        VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &kept));
+        int type = vkapp::find_memory_type(ctx.memory_properties, ~0u, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        memory_type = uint32_t(type < 0 ? 0 : type);
+    }
+    ~Rig() {
+        vkQueueWaitIdle(ctx.queue);
+        vkDestroyFence(ctx.device, kept, nullptr);
+    }
+    static vkapp::ContextOptions options(std::vector<const char*> layers) {
+        vkapp::ContextOptions o;
+        o.layers = std::move(layers);
+        o.timeline_semaphores = true;
+        return o;
+    }
+
+    // One pair of `row`, timed.
+    double pair_ns(int row) {
+        VkDevice dev = ctx.device;
+        const std::string name = kRows[row];
+        Clock::time_point t0 = Clock::now();
+        if (name == "fence" || name == "fence_signaled") {
+            VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+            if (name == "fence_signaled") fi.flags = VK_FENCE_CREATE_SIGNALED_BIT;
+            VkFence f;
+            t0 = Clock::now();
+            VK_CHECK(vkCreateFence(dev, &fi, nullptr, &f));
+            vkDestroyFence(dev, f, nullptr);
+        } else if (name == "binary_semaphore" || name == "timeline_semaphore") {
+            VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+            type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+            VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+            if (name == "timeline_semaphore") si.pNext = &type;
+            VkSemaphore s;
+            t0 = Clock::now();
+            VK_CHECK(vkCreateSemaphore(dev, &si, nullptr, &s));
+            vkDestroySemaphore(dev, s, nullptr);
+        } else if (name == "event") {
+            VkEventCreateInfo ei{VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
+            VkEvent e;
+            t0 = Clock::now();
+            VK_CHECK(vkCreateEvent(dev, &ei, nullptr, &e));
+            vkDestroyEvent(dev, e, nullptr);
+        } else if (name == "command_pool") {
+            VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+            pi.queueFamilyIndex = ctx.queue_family;
+            VkCommandPool p;
+            t0 = Clock::now();
+            VK_CHECK(vkCreateCommandPool(dev, &pi, nullptr, &p));
+            vkDestroyCommandPool(dev, p, nullptr);
+        } else if (name == "buffer") {
+            VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+            bi.size = 256;
+            bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+            VkBuffer b;
+            t0 = Clock::now();
+            VK_CHECK(vkCreateBuffer(dev, &bi, nullptr, &b));
+            vkDestroyBuffer(dev, b, nullptr);
+        } else if (name == "memory_64k") {
+            VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+            ai.allocationSize = 64 * 1024;
+            ai.memoryTypeIndex = memory_type;
+            VkDeviceMemory m;
+            t0 = Clock::now();
+            VK_CHECK(vkAllocateMemory(dev, &ai, nullptr, &m));
+            vkFreeMemory(dev, m, nullptr);
+        } else if (name == "submit_wait_kept") {
+            VK_CHECK(vkQueueSubmit(ctx.queue, 0, nullptr, kept));
+            VK_CHECK(vkWaitForFences(dev, 1, &kept, VK_TRUE, UINT64_MAX));
+            VK_CHECK(vkResetFences(dev, 1, &kept));
+        } else {  // submit_wait_fresh
+            VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+            VkFence f;
+            VK_CHECK(vkCreateFence(dev, &fi, nullptr, &f));
+            VK_CHECK(vkQueueSubmit(ctx.queue, 0, nullptr, f));
+            VK_CHECK(vkWaitForFences(dev, 1, &f, VK_TRUE, UINT64_MAX));
+            vkDestroyFence(dev, f, nullptr);
+        }
+        return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    }
+};
+
+double percentile(std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(p * double(v.size())))];
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    int reps = 11, pairs = 100;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = std::atoi(argv[++i]);
+        else {
+            std::fprintf(stderr, "usage: %s [--reps N] [--pairs N]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (reps < 1 || pairs < 1) {
+        std::fprintf(stderr, "--reps and --pairs must be positive\n");
+        return 2;
+    }
+    std::vector<double> ns[2][kRowCount];
+    std::string device;
+    int failures = 0;
+    {
+        Rig off({});
+        Rig on({"VK_LAYER_slipstream"});
+        device = off.ctx.properties.deviceName;
+        Rig* rigs[2] = {&off, &on};
+        for (int rep = 0; rep <= reps; ++rep) {  // repetition 0 warms both up (and fills the layer's pool)
+            for (int k = 0; k < kRowCount; ++k) {
+                const int row = (k + rep) % kRowCount;  // rotate who goes first
+                for (int s = 0; s < 2; ++s) {
+                    const int side = (rep + s) % 2;  // alternate off and on
+                    for (int i = 0; i < pairs; ++i) {
+                        const double t = rigs[side]->pair_ns(row);
+                        if (rep) ns[side][row].push_back(t);
+                    }
+                }
+            }
+        }
+        failures = vkapp::g_validation_messages.load();
+    }
+    std::printf("%s: %d create+destroy pairs per row and side, %d alternating repetitions\n", device.c_str(), pairs,
+                reps);
+    std::printf("%-22s%14s%14s%14s%14s%14s\n", "row (ns per pair)", "off median", "on median", "on - off", "off p10",
+                "on p10");
+    std::string json = "{\"device\": \"" + device + "\", \"pairs\": " + std::to_string(pairs) +
+                       ", \"reps\": " + std::to_string(reps);
+    for (int r = 0; r < kRowCount; ++r) {
+        const double off_med = percentile(ns[0][r], 0.5), on_med = percentile(ns[1][r], 0.5);
+        const double off_p10 = percentile(ns[0][r], 0.1), on_p10 = percentile(ns[1][r], 0.1);
+        std::printf("%-22s%14.0f%14.0f%14.0f%14.0f%14.0f\n", kRows[r], off_med, on_med, on_med - off_med, off_p10,
+                    on_p10);
+        json += std::string(", \"") + kRows[r] + "_ns\": {\"off_median\": " + std::to_string(off_med) +
+                ", \"on_median\": " + std::to_string(on_med) + ", \"off_p10\": " + std::to_string(off_p10) +
+                ", \"on_p10\": " + std::to_string(on_p10) + "}";
+    }
+    std::printf("%s}\n", json.c_str());
+    return failures ? 1 : 0;
+}
