@@ -39,7 +39,7 @@ struct Settings {
     uint32_t max_defer_us = 500;  // the longest a fused batch waits for more work
     bool fuse_barrier = true;  // a compute|transfer barrier in front of each fused command buffer
     uint32_t flusher_poll_us = 10;  // fusion: the flusher's look at running batches (0: block)
-    LazyRecord lazy_record = LazyRecord::On;  // fusion: capture only, record into the driver on demand
+    LazyRecord lazy_record = LazyRecord::Auto;  // fusion: capture only (or, on the latency path, record at the end)
     bool narrow_barriers = true;  // fusion: ALL_COMMANDS barriers narrowed to the batch's stages
     bool narrow_history = true;   // test-only: the full barriers that keep narrowing correct
     bool elide_barriers = false;  // fusion: no fuse barrier between captures of disjoint memory

@@ -44,7 +44,7 @@ TEST(Settings, ParsesEveryAcceptedSpelling) {
     EXPECT_EQ(parse_settings(from({{"log", "error"}}), nullptr).log, LogLevel::Error);
     EXPECT_EQ(parse_settings(from({{"stats_file", "/tmp/x.json"}}), nullptr).stats_file, "/tmp/x.json");
     EXPECT_TRUE(parse_settings(from({{"fuse", "on"}}), nullptr).fuse);
-    EXPECT_EQ(parse_settings(from({}), nullptr).lazy_record, LazyRecord::On);
+    EXPECT_EQ(parse_settings(from({}), nullptr).lazy_record, LazyRecord::Auto);
     EXPECT_EQ(parse_settings(from({{"lazy_record", "AUTO"}}), nullptr).lazy_record, LazyRecord::Auto);
     EXPECT_EQ(parse_settings(from({{"lazy_record", "on"}}), nullptr).lazy_record, LazyRecord::On);
     EXPECT_EQ(parse_settings(from({{"lazy_record", "0"}}), nullptr).lazy_record, LazyRecord::Off);

@@ -74,7 +74,7 @@ COLORS = {"naive": "#c0392b", "layer": "#2471a3", "tuned": "#229954"}
 KNOBS = [
     ("VK_SLIPSTREAM_FUSE", "off"),
     ("VK_SLIPSTREAM_LAZY_RECORD", "off"),
-    ("VK_SLIPSTREAM_LAZY_RECORD", "auto"),
+    ("VK_SLIPSTREAM_LAZY_RECORD", "on"),
     ("VK_SLIPSTREAM_NARROW_BARRIERS", "off"),
     ("VK_SLIPSTREAM_FUSE_BARRIER", "off"),
     ("VK_SLIPSTREAM_MAX_DEFER_US", "0"),
