@@ -13,6 +13,8 @@
 //   latency_cb: the same life for a runtime that waits for every operation (the latency path):
 //         begin, bind + dispatch (no barrier), end, submit with a fence, poll vkGetFenceStatus
 //         until it signals ("spin": the GPU's round trip, on the critical path), reset the fence.
+// --profile-small-cb N runs only N passes of the small_cb ring with the layer, for a profiler
+// (perf record -D to skip the device's start).
 // Both configurations live in one process: one instance without layers, one that enables
 // VK_LAYER_slipstream by name (its manifest must be findable, e.g. through VK_ADD_LAYER_PATH).
 // Repetitions alternate between them, so driver and machine noise hits both alike; the
@@ -219,12 +221,19 @@ std::string list(const std::vector<double>& v) {
 
 int main(int argc, char** argv) {
     int reps = 15, dispatches = 20000, submits = 2000;
+    int profile_passes = 0;  // --profile-small-cb N: only N passes of the ring, with the layer (for a profiler)
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--dispatches")) dispatches = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--submits")) submits = std::atoi(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--profile-small-cb")) profile_passes = std::atoi(argv[i + 1]);
     }
     int failures = 0;
+    if (profile_passes > 0) {
+        Rig on({"VK_LAYER_slipstream"});
+        for (int i = 0; i < profile_passes; ++i) on.small_cb_us();
+        return vkapp::g_validation_messages.load() ? 1 : 0;
+    }
     {
         Rig off({});
         Rig on({"VK_LAYER_slipstream"});
