@@ -85,7 +85,7 @@ inline std::vector<MemoryLayout> build() {
               {{0, 1}, {DL, 0}, {HV | HC, 1}, {HV | HC | HCACHED, 1}, {DL | HV | HC, 0}}), false},
         // NVIDIA H200, driver 580.159.04, read with vkGetPhysicalDeviceMemoryProperties on the device
         // machine (layout_probe, 2026-11-30): all of VRAM is host-visible (BAR1 is 256 GiB) and type
-        // 4 is on the VRAM heap. CPU reads (shared/device/README.md): type 4 ~0.06 GB/s, type 3
+        // 4 is on the VRAM heap. CPU reads (slipstream-memory-types on the H200): type 4 ~0.06 GB/s, type 3
         // ~12 GB/s. The system heap's size depends on the host (this one has 128 GiB of RAM).
         {"nvidia-h200", "NVIDIA H200, driver 580.159.04, Linux",
          make({{150754820096ull, HEAP_DL}, {101361423360ull, 0}},

@@ -1,7 +1,7 @@
 // slipstream-bench: a real Vulkan compute program that does the same work in two styles, so the
 // cost of "one operation per submission" can be measured with and without the Slipstream layer
 // and against what a careful runtime author writes by hand. The rows are those of
-// shared/docs/BACKGROUND.md, so the numbers compare with the ones that motivated the project.
+// docs/BACKGROUND.md, so the numbers compare with the ones that motivated the project.
 //
 // --style naive: what an unmodified application does.
 //   * One command buffer and one vkQueueSubmit per operation (kernel launch, upload, copy).
