@@ -33,7 +33,7 @@ namespace slipstream {
     X(ReadbackRedirects, "readback_redirects")  /* allocations moved to cached memory */     \
     X(ReadbackBytes, "readback_bytes")          /* ... and their bytes */                     \
     X(ReadbackFallbacks, "readback_fallbacks")  /* preferred heap full: the app's own type */ \
-    X(ReadbackBindMismatches, "readback_bind_mismatches") /* must stay 0: see the README */    \
+    X(ReadbackBindMismatches, "readback_bind_mismatches") /* must stay 0: docs/guarantees.md */    \
     X(ReadbackSteered, "readback_steered")      /* requirements reported without uncached types */ \
     X(ReadbackDeferredAllocations, "readback_deferred_allocations") /* undecided until their first use */ \
     X(ReadbackDeferredBinds, "readback_deferred_binds") /* buffer binds held until that use */ \

@@ -3,7 +3,7 @@
 // side). Plain functions and a plain class over plain data: unit tests drive them without a
 // driver (tests/unit/readback_evidence_test.cpp).
 //
-// The rule (README, "Cached readback"): memory whose first revealing use is a GPU transfer
+// The rule (docs/readback.md): memory whose first revealing use is a GPU transfer
 // WRITE into one of its buffers is staging the host reads back, and moves to cached memory;
 // memory whose first revealing use is anything else (a host map before any GPU use, a
 // descriptor, a copy source, a vertex/index/indirect use, a device address, an image...) stays

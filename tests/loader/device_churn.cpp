@@ -1,5 +1,5 @@
 // device_churn: what a process keeps after creating and destroying many Vulkan instances and
-// devices, with or without the Slipstream layer (README, "Resource use over many devices").
+// devices, with or without the Slipstream layer (docs/reliability.md, "Resource use over many devices").
 //
 //   device_churn [--devices N] [--every K] [--warmup W] [--json PATH] [--tls-probe SO]
 //
