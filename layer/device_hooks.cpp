@@ -2,12 +2,14 @@
 // application's objects on every create, reset and destroy path.
 #include "capture/capture_control.h"
 #include "hooks.h"
+#include "core/log.h"
 #include "core/object_state.h"
 #include "objects/pooled_fences.h"
 
 namespace slipstream::hooks {
 
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* allocator) {
+    const LoaderLockedCall locked;
     if (!device) return;
     DeviceState* state = find_device(device);
     PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
@@ -21,12 +23,14 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
 VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index, VkQueue* queue) {
     DeviceState* state = find_device(device);
     state->dispatch.GetDeviceQueue(device, family, index, queue);
+    deliver_held_log();  // what vkCreateDevice said, now that the loader's lock is free
     if (*queue) submit::start_queue(*state, *note_queue(*state, *queue, family, index));
 }
 
 VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2* info, VkQueue* queue) {
     DeviceState* state = find_device(device);
     state->dispatch.GetDeviceQueue2(device, info, queue);
+    deliver_held_log();
     if (*queue) submit::start_queue(*state, *note_queue(*state, *queue, info->queueFamilyIndex, info->queueIndex));
 }
 

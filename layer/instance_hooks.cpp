@@ -2,8 +2,8 @@
 // create the layer state that every later call finds.
 #include "hooks.h"
 #include "core/dispatch.h"
+#include "core/log.h"
 #include "core/object_state.h"
-
 
 #include <cstring>
 
@@ -20,6 +20,28 @@ Info* find_layer_info(const void* pnext, Stype stype, VkLayerFunction function) 
 }
 }  // namespace
 
+namespace {
+// Slipstream's messages also reach the application's debug-utils messengers (the loader hands
+// a message submitted down the chain to every messenger of the instance).
+void to_debug_utils(void* context, LogLevel level, const char* message) {
+    const auto* state = static_cast<const InstanceState*>(context);
+    static constexpr VkDebugUtilsMessageSeverityFlagBitsEXT kSeverity[] = {
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT, VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT};
+    VkDebugUtilsMessengerCallbackDataEXT data{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT};
+    data.pMessageIdName = "slipstream";
+    data.pMessage = message;
+    state->dispatch.SubmitDebugUtilsMessageEXT(state->instance, kSeverity[int(level)],
+                                               VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT, &data);
+}
+
+bool enables_debug_utils(const VkInstanceCreateInfo& info) {
+    for (uint32_t i = 0; i < info.enabledExtensionCount; ++i)
+        if (std::strcmp(info.ppEnabledExtensionNames[i], VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0) return true;
+    return false;
+}
+}  // namespace
+
 VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* info, const VkAllocationCallbacks* allocator,
                                               VkInstance* instance) {
     auto* link = find_layer_info<VkLayerInstanceCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO,
@@ -31,6 +53,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* info, 
     // The next layer finds its own link info where ours was.
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
 
+    const LoaderLockedCall locked;
     Settings settings = read_settings();
     VkResult result = next_create(info, allocator, instance);
     if (result != VK_SUCCESS) return result;
@@ -41,21 +64,26 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* info, 
     if (info->pApplicationInfo && info->pApplicationInfo->apiVersion)
         state->api_version = info->pApplicationInfo->apiVersion;
     init_instance_dispatch(*instance, &state->dispatch, next_gipa);
-    add_instance(std::move(state));
     log(LogLevel::Info, "active on instance %p", static_cast<void*>(*instance));
+    if (enables_debug_utils(*info) && state->dispatch.SubmitDebugUtilsMessageEXT)
+        add_log_sink(state.get(), to_debug_utils, state.get());
+    add_instance(std::move(state));
     return VK_SUCCESS;
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocationCallbacks* allocator) {
     if (!instance) return;
+    const LoaderLockedCall locked;
     InstanceState* state = find_instance(instance);
     PFN_vkDestroyInstance destroy = state->dispatch.DestroyInstance;
+    remove_log_sink(state);
     remove_instance(instance);
     destroy(instance, allocator);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, const VkDeviceCreateInfo* info,
                                             const VkAllocationCallbacks* allocator, VkDevice* device) {
+    const LoaderLockedCall locked;
     InstanceState* instance = find_instance(physical_device);
     auto* link = find_layer_info<VkLayerDeviceCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO,
                                                           VK_LAYER_LINK_INFO);
