@@ -4,6 +4,7 @@
 #include "hooks.h"
 #include "core/log.h"
 #include "core/object_state.h"
+#include "objects/cached_memory.h"
 #include "objects/pooled_fences.h"
 
 namespace slipstream::hooks {
@@ -15,6 +16,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
     submit::stop_device(*state);
     objects::destroy_pooled_fences(*state);
+    objects::destroy_cached_memory(*state);
     state->layouts.destroy_all();
     remove_device(device);
     destroy(device, allocator);

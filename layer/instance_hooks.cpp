@@ -6,6 +6,7 @@
 #include "core/object_state.h"
 
 #include <cstring>
+#include <vector>
 
 namespace slipstream::hooks {
 
@@ -17,6 +18,18 @@ Info* find_layer_info(const void* pnext, Stype stype, VkLayerFunction function) 
             return const_cast<Info*>(reinterpret_cast<const Info*>(p));
     }
     return nullptr;
+}
+
+bool has_device_extension(InstanceState& instance, VkPhysicalDevice physical_device, const char* name) {
+    uint32_t count = 0;
+    if (instance.dispatch.EnumerateDeviceExtensionProperties(physical_device, nullptr, &count, nullptr) != VK_SUCCESS)
+        return false;
+    std::vector<VkExtensionProperties> all(count);
+    if (instance.dispatch.EnumerateDeviceExtensionProperties(physical_device, nullptr, &count, all.data()) < 0)
+        return false;
+    for (uint32_t i = 0; i < count && i < all.size(); ++i)
+        if (std::strcmp(all[i].extensionName, name) == 0) return true;
+    return false;
 }
 }  // namespace
 
@@ -119,6 +132,15 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
         state->fence_pool = std::make_unique<objects::FencePool>(state->settings.object_pool_fences);
     instance->dispatch.GetPhysicalDeviceProperties(physical_device, &state->properties);
     instance->dispatch.GetPhysicalDeviceMemoryProperties(physical_device, &state->memory_properties);
+    if (state->settings.alloc_cache) {
+        state->alloc_cache = std::make_unique<objects::AllocCache>(objects::AllocCache::limits_for(
+            state->memory_properties, state->properties.limits, state->settings.alloc_cache_mib,
+            state->settings.alloc_cache_zero));
+        state->memory_budget = instance->api_version >= VK_API_VERSION_1_1 &&
+                               state->properties.apiVersion >= VK_API_VERSION_1_1 &&
+                               instance->dispatch.GetPhysicalDeviceMemoryProperties2 &&
+                               has_device_extension(*instance, physical_device, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    }
     uint32_t family_count = 0;
     instance->dispatch.GetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, nullptr);
     state->queue_families.resize(family_count);

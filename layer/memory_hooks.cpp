@@ -2,6 +2,7 @@
 // needs to know which allocations the host reads back (src/memory/readback_tracker.h).
 #include "hooks.h"
 #include "core/object_state.h"
+#include "objects/cached_memory.h"
 #include "submit/fusion.h"
 
 #include <vector>
@@ -113,7 +114,7 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAll
                                               const VkAllocationCallbacks* allocator, VkDeviceMemory* memory) {
     DeviceState* d = find_device(device);
     const VkResult r = d->readback ? d->readback->allocate(info, allocator, memory)
-                                   : d->dispatch.AllocateMemory(device, info, allocator, memory);
+                                   : objects::allocate_memory(*d, info, allocator, memory);
     if (r == VK_SUCCESS && d->resources) d->resources->memory_allocated(*memory, *info);
     return r;
 }
@@ -122,7 +123,7 @@ VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice device, VkDeviceMemory memory, co
     DeviceState* d = find_device(device);
     if (memory && d->readback) d->readback->freed(memory);
     if (memory && d->resources) d->resources->memory_freed(memory);
-    d->dispatch.FreeMemory(device, memory, allocator);
+    objects::free_memory(*d, memory, allocator);
 }
 
 namespace {
@@ -243,13 +244,16 @@ VKAPI_ATTR VkResult VKAPI_CALL MapMemory(VkDevice device, VkDeviceMemory memory,
                                          VkMemoryMapFlags flags, void** data) {
     DeviceState* d = find_device(device);
     if (ReadbackDeferral* defer = deferral(d)) memory = defer->map_target(memory);
-    return d->dispatch.MapMemory(device, memory, offset, size, flags, data);
+    const VkResult r = d->dispatch.MapMemory(device, memory, offset, size, flags, data);
+    if (r == VK_SUCCESS) objects::memory_mapped(*d, memory, true);
+    return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL UnmapMemory(VkDevice device, VkDeviceMemory memory) {
     DeviceState* d = find_device(device);
     if (ReadbackDeferral* defer = deferral(d)) memory = defer->host_access_target(memory);
     d->dispatch.UnmapMemory(device, memory);
+    objects::memory_mapped(*d, memory, false);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include "command_table.h"
 #include "waits/queue_idle.h"
 #include "memory/readback_tracker.h"
+#include "objects/alloc_cache.h"
 #include "objects/fence_pool.h"
 #include "core/settings.h"
 #include "waits/spin_wait.h"
@@ -157,6 +158,12 @@ struct DeviceState {
     AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
     // Fences kept for reuse (VK_SLIPSTREAM_OBJECT_POOL; null when off): objects/fence_pool.h.
     std::unique_ptr<objects::FencePool> fence_pool;
+    // Plain allocations kept for reuse (VK_SLIPSTREAM_ALLOC_CACHE; null when off):
+    // objects/alloc_cache.h. With VK_EXT_memory_budget (and Vulkan 1.1 on both sides) a keep
+    // asks at most every millisecond whether its heap is under pressure.
+    std::unique_ptr<objects::AllocCache> alloc_cache;
+    bool memory_budget = false;
+    std::atomic<int64_t> memory_budget_checked_ns{0};
 
     // False once the application obtained a vkCmd* Slipstream does not intercept (one newer
     // than its vk.xml): command buffers may then hold commands no capture saw.

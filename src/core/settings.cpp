@@ -34,6 +34,9 @@ const std::vector<SettingSpec>& setting_specs() {
         {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
         {"object_pool", "on|off", "on", "keep fences the application destroys (created plainly) and hand them out again at vkCreateFence instead of the driver creating new ones"},
         {"object_pool_fences", "1..65536 (fences)", "256", "with object_pool on: fences kept at most per device; beyond it destroyed fences go to the driver"},
+        {"alloc_cache", "on|off", "on", "keep plain memory allocations the application frees and hand them out again at vkAllocateMemory of the same type and a size within 1/8 above, instead of the driver allocating anew"},
+        {"alloc_cache_mib", "0..65536 (MiB per heap)", "0", "with alloc_cache on: bytes kept at most per memory heap; 0 means the smaller of 256 MiB and 5% of the heap"},
+        {"alloc_cache_zero", "on|off", "on", "with alloc_cache on: zero recycled memory before handing it out (as drivers hand out fresh memory); off hands it out as the application left it, and lets device-local-only types be recycled too"},
     };
     return specs;
 }
@@ -148,6 +151,10 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "object_pool", parse_bool, s.object_pool);
     read_one(lookup, warnings, "object_pool_fences", [](const std::string& t) { return parse_range(t, 1, 65536); },
              s.object_pool_fences);
+    read_one(lookup, warnings, "alloc_cache", parse_bool, s.alloc_cache);
+    read_one(lookup, warnings, "alloc_cache_mib", [](const std::string& t) { return parse_range(t, 0, 65536); },
+             s.alloc_cache_mib);
+    read_one(lookup, warnings, "alloc_cache_zero", parse_bool, s.alloc_cache_zero);
     return s;
 }
 
@@ -199,6 +206,9 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"fuse_trace", s.fuse_trace},
         {"object_pool", s.object_pool ? "on" : "off"},
         {"object_pool_fences", std::to_string(s.object_pool_fences)},
+        {"alloc_cache", s.alloc_cache ? "on" : "off"},
+        {"alloc_cache_mib", std::to_string(s.alloc_cache_mib)},
+        {"alloc_cache_zero", s.alloc_cache_zero ? "on" : "off"},
     };
 }
 

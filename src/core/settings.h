@@ -47,6 +47,9 @@ struct Settings {
     std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
     bool object_pool = true;  // keep destroyed fences for reuse instead of destroying them
     uint32_t object_pool_fences = 256;  // fences kept at most per device
+    bool alloc_cache = true;       // keep plain memory the application frees and hand it out again
+    uint32_t alloc_cache_mib = 0;  // bytes kept at most per heap, in MiB (0: min(256 MiB, 5% of the heap))
+    bool alloc_cache_zero = true;  // zero recycled memory before handing it out
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

@@ -90,7 +90,14 @@ namespace slipstream {
     X(FencesPooled, "fences_pooled")            /* vkCreateFence served from the object pool */ \
     X(FencesPoolMisses, "fences_pool_misses")   /* ... plain ones the pool had nothing for */ \
     X(FencesKept, "fences_kept")                /* vkDestroyFence kept in the pool */ \
-    X(FencesQuarantined, "fences_quarantined")  /* ... of them unsignaled, maybe still pending */
+    X(FencesQuarantined, "fences_quarantined")  /* ... of them unsignaled, maybe still pending */ \
+    X(AllocCacheHits, "alloc_cache_hits")       /* vkAllocateMemory served from kept memory */ \
+    X(AllocCacheMisses, "alloc_cache_misses")   /* ... plain ones the cache had nothing for */ \
+    X(AllocCacheKept, "alloc_cache_kept")       /* vkFreeMemory kept in the cache */ \
+    X(AllocCacheBytesHeld, "alloc_cache_bytes_held") /* peak bytes kept, all heaps (a maximum, not a sum) */ \
+    X(AllocCacheTrims, "alloc_cache_trims")     /* kept allocations freed early: bound, budget, count, out of memory */ \
+    X(AllocCacheRetries, "alloc_cache_retries") /* driver out-of-memory answered by a trim and a retry */ \
+    X(AllocCacheZeroed, "alloc_cache_zeroed")   /* recycled allocations zeroed before handing out */
 
 enum class Counter : int {
 #define X(id, name) id,
@@ -108,6 +115,14 @@ public:
     bool enabled() const { return enabled_; }
     void add(Counter c, uint64_t n = 1) {
         if (enabled_) counters_[int(c)].fetch_add(n, std::memory_order_relaxed);
+    }
+    // For counters that report a peak: the counter becomes max(counter, v).
+    void raise(Counter c, uint64_t v) {
+        if (!enabled_) return;
+        std::atomic<uint64_t>& a = counters_[int(c)];
+        uint64_t cur = a.load(std::memory_order_relaxed);
+        while (cur < v && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+        }
     }
     void add_commands(const uint32_t (&by_kind)[kCommandKindCount]) {
         if (!enabled_) return;

@@ -3,6 +3,7 @@
 #include "core/log.h"
 #include "core/object_state.h"
 #include "memory/readback_policy.h"
+#include "objects/cached_memory.h"
 
 #include <string>
 
@@ -241,7 +242,9 @@ void ReadbackTracker::log_once(const char* kind, uint32_t from, uint32_t to) {
 
 VkResult ReadbackTracker::allocate(const VkMemoryAllocateInfo* info, const VkAllocationCallbacks* allocator,
                                    VkDeviceMemory* memory) {
-    auto pass = [&] { return d_.dispatch.AllocateMemory(d_.device, info, allocator, memory); };
+    // Through the allocation cache, which sits under cached readback (it sees the type the
+    // allocation really gets).
+    auto pass = [&] { return objects::allocate_memory(d_, info, allocator, memory); };
     const uint32_t app_type = info->memoryTypeIndex;
     if (d_.settings.readback == ReadbackMode::Off || app_type >= d_.memory_properties.memoryTypeCount) {
         drop_hint();
@@ -267,7 +270,7 @@ VkResult ReadbackTracker::allocate(const VkMemoryAllocateInfo* info, const VkAll
     }
     VkMemoryAllocateInfo redirected = *info;
     redirected.memoryTypeIndex = choice.memory_type;
-    VkResult r = d_.dispatch.AllocateMemory(d_.device, &redirected, allocator, memory);
+    VkResult r = objects::allocate_memory(d_, &redirected, allocator, memory);
     if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
         // The preferred heap is full: the application must never see an error it would not
         // have seen, so it gets its own choice.

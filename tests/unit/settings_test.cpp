@@ -53,6 +53,12 @@ TEST(Settings, ParsesEveryAcceptedSpelling) {
     EXPECT_EQ(parse_settings(from({}), nullptr).object_pool_fences, 256u);
     EXPECT_EQ(parse_settings(from({{"object_pool_fences", "1"}}), nullptr).object_pool_fences, 1u);
     EXPECT_EQ(parse_settings(from({{"object_pool_fences", "65536"}}), nullptr).object_pool_fences, 65536u);
+    EXPECT_TRUE(parse_settings(from({}), nullptr).alloc_cache);
+    EXPECT_FALSE(parse_settings(from({{"alloc_cache", "off"}}), nullptr).alloc_cache);
+    EXPECT_EQ(parse_settings(from({}), nullptr).alloc_cache_mib, 0u);
+    EXPECT_EQ(parse_settings(from({{"alloc_cache_mib", "3"}}), nullptr).alloc_cache_mib, 3u);
+    EXPECT_TRUE(parse_settings(from({}), nullptr).alloc_cache_zero);
+    EXPECT_FALSE(parse_settings(from({{"alloc_cache_zero", "no"}}), nullptr).alloc_cache_zero);
 }
 
 TEST(Settings, BadValueWarnsOnceNamingTheSettingAndKeepsTheDefault) {

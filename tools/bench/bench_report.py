@@ -81,6 +81,7 @@ KNOBS = [
     ("VK_SLIPSTREAM_SPIN", "off"),
     ("VK_SLIPSTREAM_ELIDE_BARRIERS", "on"),
     ("VK_SLIPSTREAM_OBJECT_POOL", "off"),
+    ("VK_SLIPSTREAM_ALLOC_CACHE", "off"),
 ]
 MATRIX_COLUMNS = [("naive", "naive", "off", "no layer", {}), ("defaults", "naive", "on", "defaults", {})] + [
     (f"{k[len('VK_SLIPSTREAM_'):]}={v}", "naive", "on", f"{k[len('VK_SLIPSTREAM_'):]}={v}", {k: v})

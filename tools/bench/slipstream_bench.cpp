@@ -170,6 +170,14 @@ const RowInfo kRows[] = {
      "      naive: vkCreateBuffer, vkAllocateMemory, vkBindBufferMemory, vkDestroyBuffer,\n"
      "      vkFreeMemory. tuned: vkCreateBuffer, bind into a slot of one pooled VkDeviceMemory,\n"
      "      vkDestroyBuffer (the memory stays in the pool). GPU time: none."},
+    {"staging_per_op", "staging per operation", "us",
+     "Per-operation cost of N uploads and N readbacks of 64 KiB, alternating (an upload into a\n"
+     "      device buffer, then a readback of it), each submitted and waited for; time / 2N.\n"
+     "      naive: per operation vkCreateBuffer, vkAllocateMemory of host-visible memory,\n"
+     "      vkBindBufferMemory, vkMapMemory, memcpy, copy command, submit, the style's wait,\n"
+     "      vkDestroyBuffer, vkFreeMemory (a fresh staging allocation per transfer).\n"
+     "      tuned: the same with one upload and one readback staging buffer kept.\n"
+     "      GPU time: one 64 KiB copy."},
     {"upload_48mb", "upload 48 MB", "ms",
      "Cost of one 48 MB (48,000,000 bytes; 4 MB with --quick) host->device upload: memcpy into\n"
      "      staging, copy command, submit, wait (the style's wait).\n"
@@ -590,6 +598,7 @@ private:
     void row_upload_64k(RowResult& row);
     void row_upload_launch(RowResult& row);
     void row_alloc_free(RowResult& row);
+    void row_staging_per_op(RowResult& row);
     void row_upload_big(RowResult& row);
     void row_readback_big(RowResult& row);
     void row_pipeline(RowResult& row);
@@ -1000,6 +1009,7 @@ RowResult Bench::run(const RowInfo& info) {
     else if (id == "upload_64k") row_upload_64k(row);
     else if (id == "upload_launch") row_upload_launch(row);
     else if (id == "alloc_free_64k") row_alloc_free(row);
+    else if (id == "staging_per_op") row_staging_per_op(row);
     else if (id == "upload_48mb") row_upload_big(row);
     else if (id == "readback_48mb") row_readback_big(row);
     else if (id == "pipeline") row_pipeline(row);
@@ -1447,6 +1457,67 @@ void Bench::row_upload_64k(RowResult& row) {
     free_buffer(staging);
     free_buffer(dst);
     free_buffer(check_buf);
+}
+
+// "staging per operation": the naive style allocates its staging per transfer.
+void Bench::row_staging_per_op(RowResult& row) {
+    const int n = opt_.quick ? 8 : 64;
+    row.ops_per_rep = 2 * n;
+    row.bytes = k64KiB;
+    const bool naive = opt_.style == Style::naive;
+    std::vector<uint32_t> got(size_t(n) * k64KiBWords), want(size_t(n) * k64KiBWords);
+    Buf dst = make_buffer(k64KiB, kDeviceUsage, MemPref::device);
+    Buf up_kept, down_kept;
+    if (!naive) {
+        up_kept = make_staging("staging_per_op upload", k64KiB, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                               MemPref::staging_naive);
+        down_kept = make_staging("staging_per_op readback", k64KiB, VK_BUFFER_USAGE_TRANSFER_DST_BIT, readback_pref());
+    }
+    measure(row, warmup(2), reps(20, 3), 2.0 * n,
+        [&](int r) {
+            for (size_t i = 0; i < want.size(); ++i) want[i] = pattern(uint32_t(r + 1), uint32_t(i));
+        },
+        [&](int) {
+            for (int i = 0; i < n; ++i) {
+                Buf up = naive ? make_buffer(k64KiB, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemPref::staging_naive) : up_kept;
+                std::memcpy(up.map, want.data() + size_t(i) * k64KiBWords, k64KiB);
+                VkBufferCopy c{0, 0, k64KiB};
+                vkCmdCopyBuffer(begin_op(), up.buffer, dst.buffer, 1, &c);
+                end_op();
+                sync();
+                if (naive) free_buffer(up);
+                Buf down = naive ? make_buffer(k64KiB, VK_BUFFER_USAGE_TRANSFER_DST_BIT, readback_pref()) : down_kept;
+                VkCommandBuffer cb = begin_op();
+                vkCmdCopyBuffer(cb, dst.buffer, down.buffer, 1, &c);
+                host_read_barrier(cb);
+                end_op();
+                sync();
+                if (!(ctx_.memory_properties.memoryTypes[down.type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
+                    VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+                    range.memory = down.memory;
+                    range.size = VK_WHOLE_SIZE;
+                    VK_CHECK(vkInvalidateMappedMemoryRanges(ctx_.device, 1, &range));
+                }
+                std::memcpy(got.data() + size_t(i) * k64KiBWords, down.map, k64KiB);
+                if (naive) free_buffer(down);
+            }
+        },
+        [&](int r) {
+            check(row, got == want, "rep " + std::to_string(r) + ": read back data differs from the upload");
+        });
+    Buf gpu_src = make_buffer(k64KiB, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemPref::staging_naive);
+    row.gpu_what = "one 64 KiB copy";
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer cb) {
+        VkBufferCopy c{0, 0, k64KiB};
+        vkCmdCopyBuffer(cb, gpu_src.buffer, dst.buffer, 1, &c);
+    }, opt_.quick ? 3 : 20);
+    sync();
+    free_buffer(gpu_src);
+    free_buffer(dst);
+    if (!naive) {
+        free_buffer(up_kept);
+        free_buffer(down_kept);
+    }
 }
 
 // "upload 64 KiB + launch".

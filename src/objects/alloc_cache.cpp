@@ -1,0 +1,193 @@
+#include "objects/alloc_cache.h"
+
+#include <algorithm>
+
+namespace slipstream::objects {
+
+uint64_t AllocCache::heap_bound(VkDeviceSize heap_size, uint32_t mib) {
+    if (mib) return uint64_t(mib) << 20;
+    return std::min<uint64_t>(kDefaultBoundCap, heap_size / 20);
+}
+
+AllocCacheLimits AllocCache::limits_for(const VkPhysicalDeviceMemoryProperties& memory,
+                                        const VkPhysicalDeviceLimits& limits, uint32_t mib, bool zero) {
+    AllocCacheLimits l;
+    l.memory = memory;
+    l.non_coherent_atom = std::max<VkDeviceSize>(1, limits.nonCoherentAtomSize);
+    l.max_allocations = limits.maxMemoryAllocationCount;
+    for (uint32_t h = 0; h < memory.memoryHeapCount && h < VK_MAX_MEMORY_HEAPS; ++h)
+        l.heap_bound[h] = heap_bound(memory.memoryHeaps[h].size, mib);
+    l.host_invisible_types = !zero;
+    return l;
+}
+
+std::optional<VkMemoryAllocateFlags> AllocCache::plain(const VkMemoryAllocateInfo& info,
+                                                       const VkAllocationCallbacks* allocator) {
+    if (allocator) return std::nullopt;
+    VkMemoryAllocateFlags flags = 0;
+    for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext) {
+        if (p->sType != VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO) return std::nullopt;
+        const auto* f = reinterpret_cast<const VkMemoryAllocateFlagsInfo*>(p);
+        // Device masks and address capture tie the memory to more than its type.
+        if (f->flags & ~VkMemoryAllocateFlags(VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT)) return std::nullopt;
+        if (f->deviceMask) return std::nullopt;
+        flags |= f->flags;
+    }
+    return flags;
+}
+
+bool AllocCache::qualifies(uint32_t type, VkDeviceSize size) const {
+    if (type >= limits_.memory.memoryTypeCount || size == 0 || size > kSizeCap) return false;
+    const VkMemoryPropertyFlags f = limits_.memory.memoryTypes[type].propertyFlags;
+    if (f & (VK_MEMORY_PROPERTY_PROTECTED_BIT | VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT)) return false;
+    if (!(f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && !limits_.host_invisible_types) return false;
+    return size <= limits_.heap_bound[heap_of(type)];
+}
+
+AllocCache::Taken AllocCache::take(uint32_t type, VkMemoryAllocateFlags flags, VkDeviceSize size) {
+    std::lock_guard lock(mutex_);
+    auto list = by_size_.find(key(type, flags));
+    if (list == by_size_.end()) return {};
+    const bool host = limits_.memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    const VkDeviceSize most = host && size % limits_.non_coherent_atom ? size : size + size / 8;
+    auto it = list->second.lower_bound(size);
+    if (it == list->second.end() || it->first > most) return {};
+    auto age = by_age_.find(it->second);
+    const Kept k = age->second;
+    remove_kept_locked(age);
+    followed_[k.memory] = Live{k.type, k.flags, k.size, false};
+    ++live_;
+    return Taken{k.memory, k.size};
+}
+
+std::vector<VkDeviceMemory> AllocCache::make_room() {
+    std::lock_guard lock(mutex_);
+    std::vector<VkDeviceMemory> out;
+    const size_t max = limits_.max_allocations;
+    while (!by_age_.empty() && live_ + leaving_.size() + by_age_.size() + 1 > max) {
+        out.push_back(by_age_.begin()->second.memory);
+        remove_kept_locked(by_age_.begin());
+    }
+    return out;
+}
+
+void AllocCache::allocated(VkDeviceMemory memory, bool followed, uint32_t type, VkMemoryAllocateFlags flags,
+                           VkDeviceSize size) {
+    std::lock_guard lock(mutex_);
+    ++live_;
+    if (followed) followed_[memory] = Live{type, flags, size, false};
+}
+
+void AllocCache::dropped(VkDeviceMemory memory) {
+    std::lock_guard lock(mutex_);
+    if (followed_.erase(memory)) --live_;
+}
+
+void AllocCache::mapped(VkDeviceMemory memory, bool is_mapped) {
+    std::lock_guard lock(mutex_);
+    auto it = followed_.find(memory);
+    if (it != followed_.end()) it->second.mapped = is_mapped;
+}
+
+bool AllocCache::wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type) {
+    std::lock_guard lock(mutex_);
+    auto it = followed_.find(memory);
+    if (it == followed_.end()) {
+        if (live_) --live_;
+        return false;
+    }
+    *is_mapped = it->second.mapped;
+    *type = it->second.type;
+    leaving_[memory] = it->second;
+    followed_.erase(it);
+    return true;
+}
+
+bool AllocCache::keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicted) {
+    std::lock_guard lock(mutex_);
+    auto it = leaving_.find(memory);
+    if (it == leaving_.end()) return false;
+    const Live l = it->second;
+    leaving_.erase(it);
+    if (live_) --live_;
+    const uint32_t heap = heap_of(l.type);
+    const uint64_t bound = limits_.heap_bound[heap];
+    if (l.size > bound) return false;
+    // The oldest kept allocations of the heap make room for the newest.
+    for (auto age = by_age_.begin(); age != by_age_.end() && held_[heap] + l.size > bound;) {
+        auto next = std::next(age);
+        if (heap_of(age->second.type) == heap) {
+            evicted->push_back(age->second.memory);
+            remove_kept_locked(age);
+        }
+        age = next;
+    }
+    const uint64_t seq = next_seq_++;
+    by_age_[seq] = Kept{memory, l.type, l.flags, l.size};
+    by_size_[key(l.type, l.flags)].emplace(l.size, seq);
+    held_[heap] += l.size;
+    return true;
+}
+
+std::vector<VkDeviceMemory> AllocCache::trim_all() {
+    std::lock_guard lock(mutex_);
+    std::vector<VkDeviceMemory> out;
+    for (auto& [seq, k] : by_age_) out.push_back(k.memory);
+    by_age_.clear();
+    by_size_.clear();
+    std::fill(std::begin(held_), std::end(held_), 0);
+    return out;
+}
+
+std::vector<VkDeviceMemory> AllocCache::trim_heap(uint32_t heap) {
+    std::lock_guard lock(mutex_);
+    std::vector<VkDeviceMemory> out;
+    for (auto age = by_age_.begin(); age != by_age_.end();) {
+        auto next = std::next(age);
+        if (heap_of(age->second.type) == heap) {
+            out.push_back(age->second.memory);
+            remove_kept_locked(age);
+        }
+        age = next;
+    }
+    return out;
+}
+
+void AllocCache::remove_kept_locked(std::map<uint64_t, Kept>::iterator age) {
+    const Kept& k = age->second;
+    auto list = by_size_.find(key(k.type, k.flags));
+    auto [first, last] = list->second.equal_range(k.size);
+    for (auto it = first; it != last; ++it) {
+        if (it->second == age->first) {
+            list->second.erase(it);
+            break;
+        }
+    }
+    if (list->second.empty()) by_size_.erase(list);
+    held_[heap_of(k.type)] -= k.size;
+    by_age_.erase(age);
+}
+
+uint64_t AllocCache::held(uint32_t heap) const {
+    std::lock_guard lock(mutex_);
+    return heap < VK_MAX_MEMORY_HEAPS ? held_[heap] : 0;
+}
+
+uint64_t AllocCache::held_total() const {
+    std::lock_guard lock(mutex_);
+    uint64_t sum = 0;
+    for (uint64_t h : held_) sum += h;
+    return sum;
+}
+
+size_t AllocCache::kept() const {
+    std::lock_guard lock(mutex_);
+    return by_age_.size();
+}
+
+size_t AllocCache::live() const {
+    std::lock_guard lock(mutex_);
+    return live_ + leaving_.size();
+}
+
+}  // namespace slipstream::objects

@@ -1,0 +1,149 @@
+// Memory allocations kept for reuse instead of freed (issue 22): some drivers charge ~0.6 ms
+// for a vkAllocateMemory + vkFreeMemory pair (NVIDIA 580 on an H200), and naive runtimes make
+// one per tensor, per staging upload and per readback.
+//
+// Recycling, not sub-allocation: vkFreeMemory of a plain allocation keeps the driver's
+// allocation, and a later vkAllocateMemory of the same memory type (and allocate flags) whose
+// size it covers gets that very VkDeviceMemory back. The application's handles stay the
+// driver's, so no command that names memory needs translating; the price is that only sizes
+// that come back are served.
+//
+// This class is the cache's policy only: what qualifies, which kept allocation serves a request,
+// the bounds and what to trim. It makes no driver call (the glue in cached_memory.h frees,
+// unmaps and zeroes), so unit tests drive it with made-up handles.
+//
+// What qualifies (plain()): no allocator, and no pNext but a VkMemoryAllocateFlagsInfo with
+// flags of DEVICE_ADDRESS only and no device mask (buffer device address runtimes allocate so;
+// the flags are part of what must match). Dedicated, exported, imported, priority and
+// address-capture allocations go to the driver. Memory types that are PROTECTED or
+// LAZILY_ALLOCATED never qualify, nor sizes above kSizeCap; types the host cannot map only
+// where zeroing is off (zeroing them needs a GPU fill: see the README).
+//
+// Which kept allocation serves a request: the smallest of its type and flags whose size is at
+// least the request's and at most 1/8 above (the waste of a size class of 8 steps per power of
+// two, without rounding what the driver allocates). A host-visible request whose size is not a
+// multiple of nonCoherentAtomSize takes only its exact size: flushing up to "the end of the
+// allocation" is valid only at the allocation's real size.
+//
+// Bounds: bytes kept per heap (evicting the oldest kept allocations of the heap to make room
+// for a newer one); and the application's live driver allocations plus those kept never above
+// maxMemoryAllocationCount (make_room() before the driver allocates).
+//
+// Thread safety: one mutex per device, taken by vkAllocateMemory, vkFreeMemory, vkMapMemory and
+// vkUnmapMemory only; no driver call is made under it.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace slipstream::objects {
+
+struct AllocCacheLimits {
+    VkPhysicalDeviceMemoryProperties memory{};
+    VkDeviceSize non_coherent_atom = 1;
+    uint32_t max_allocations = 4096;                 // maxMemoryAllocationCount
+    uint64_t heap_bound[VK_MAX_MEMORY_HEAPS] = {};   // bytes kept at most per heap
+    bool host_invisible_types = false;               // may keep types the host cannot map
+};
+
+class AllocCache {
+public:
+    static constexpr VkDeviceSize kSizeCap = VkDeviceSize(64) << 20;
+    static constexpr uint64_t kDefaultBoundCap = uint64_t(256) << 20;
+
+    // `mib` 0: min(256 MiB, 5% of the heap).
+    static uint64_t heap_bound(VkDeviceSize heap_size, uint32_t mib);
+    // The limits of a device (zeroing on: only host-visible types are kept).
+    static AllocCacheLimits limits_for(const VkPhysicalDeviceMemoryProperties& memory, const VkPhysicalDeviceLimits& limits,
+                                       uint32_t mib, bool zero);
+    // The allocate flags of a plain request (0 without a VkMemoryAllocateFlagsInfo); nullopt:
+    // not plain, the driver serves it and it is never kept.
+    static std::optional<VkMemoryAllocateFlags> plain(const VkMemoryAllocateInfo& info,
+                                                      const VkAllocationCallbacks* allocator);
+    // Whether the budget says the heap is under pressure (usage above 90% of the budget).
+    static bool under_pressure(VkDeviceSize usage, VkDeviceSize budget) { return usage > budget - budget / 10; }
+
+    explicit AllocCache(const AllocCacheLimits& limits) : limits_(limits) {}
+    AllocCache(const AllocCache&) = delete;
+    AllocCache& operator=(const AllocCache&) = delete;
+
+    // Whether an allocation of this type and size may ever be kept.
+    bool qualifies(uint32_t type, VkDeviceSize size) const;
+
+    struct Taken {
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        VkDeviceSize size = 0;  // the allocation's real size (at least the request's)
+    };
+    // A kept allocation for a qualifying request, out of the cache and live again. Null: none fits.
+    Taken take(uint32_t type, VkMemoryAllocateFlags flags, VkDeviceSize size);
+
+    // Before the driver allocates for the application: kept allocations to free first, so that
+    // live ones, kept ones and the new one stay within maxMemoryAllocationCount.
+    std::vector<VkDeviceMemory> make_room();
+    // The driver allocated (or take() handed out) `memory` for the application. `followed`: a
+    // qualifying request (its size as the driver allocated it), so its free may keep it.
+    void allocated(VkDeviceMemory memory, bool followed, uint32_t type = 0, VkMemoryAllocateFlags flags = 0,
+                   VkDeviceSize size = 0);
+    // A zeroing or retry gave a taken allocation back to the driver instead: no longer live.
+    void dropped(VkDeviceMemory memory);
+    // The driver's mapping of a followed allocation (vkMapMemory / vkUnmapMemory succeeded).
+    void mapped(VkDeviceMemory memory, bool is_mapped);
+
+    // vkFreeMemory: whether the cache wants the allocation (then the caller unmaps it if
+    // `*is_mapped` and calls keep()), and its memory type. Forgets it as live either way.
+    bool wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type);
+    // Keeps an allocation wants() accepted: true, with the older kept allocations to free to
+    // make room in `evicted`; false (it is larger than the heap's bound): the caller frees it.
+    bool keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicted);
+
+    // Kept allocations to free: all of them, or those of one heap (out of memory, budget pressure).
+    std::vector<VkDeviceMemory> trim_all();
+    std::vector<VkDeviceMemory> trim_heap(uint32_t heap);
+    // Everything kept, the cache emptied (vkDestroyDevice).
+    std::vector<VkDeviceMemory> drain() { return trim_all(); }
+
+    uint64_t held(uint32_t heap) const;
+    uint64_t held_total() const;
+    size_t kept() const;
+    size_t live() const;
+    const AllocCacheLimits& limits() const { return limits_; }
+
+private:
+    struct Live {
+        uint32_t type;
+        VkMemoryAllocateFlags flags;
+        VkDeviceSize size;
+        bool mapped;
+    };
+    struct Kept {
+        VkDeviceMemory memory;
+        uint32_t type;
+        VkMemoryAllocateFlags flags;
+        VkDeviceSize size;
+    };
+    using Key = uint64_t;  // type << 32 | flags
+    static Key key(uint32_t type, VkMemoryAllocateFlags flags) { return uint64_t(type) << 32 | flags; }
+
+    // With mutex_ held.
+    void remove_kept_locked(std::map<uint64_t, Kept>::iterator age);
+    uint32_t heap_of(uint32_t type) const { return limits_.memory.memoryTypes[type].heapIndex; }
+
+    const AllocCacheLimits limits_;
+    mutable std::mutex mutex_;
+    std::unordered_map<VkDeviceMemory, Live> followed_;  // live, qualifying
+    std::unordered_map<VkDeviceMemory, Live> leaving_;   // between wants() and keep()
+    size_t live_ = 0;                                    // every live application allocation
+    // Kept allocations: by age (a sequence number, oldest first) and by type, flags and size.
+    std::map<uint64_t, Kept> by_age_;
+    std::map<Key, std::multimap<VkDeviceSize, uint64_t>> by_size_;
+    uint64_t next_seq_ = 0;
+    uint64_t held_[VK_MAX_MEMORY_HEAPS] = {};
+};
+
+}  // namespace slipstream::objects
