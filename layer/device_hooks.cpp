@@ -4,6 +4,7 @@
 #include "hooks.h"
 #include "core/object_state.h"
 #include "objects/pooled_fences.h"
+#include "objects/pooled_timelines.h"
 
 namespace slipstream::hooks {
 
@@ -13,6 +14,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
     submit::stop_device(*state);
     objects::destroy_pooled_fences(*state);
+    objects::destroy_pooled_timelines(*state);
     state->layouts.destroy_all();
     remove_device(device);
     destroy(device, allocator);

@@ -14,6 +14,7 @@
 #include "waits/queue_idle.h"
 #include "memory/readback_tracker.h"
 #include "objects/fence_pool.h"
+#include "objects/timeline_pool.h"
 #include "core/settings.h"
 #include "waits/spin_wait.h"
 #include "core/stats.h"
@@ -157,6 +158,9 @@ struct DeviceState {
     AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
     // Fences kept for reuse (VK_SLIPSTREAM_OBJECT_POOL; null when off): objects/fence_pool.h.
     std::unique_ptr<objects::FencePool> fence_pool;
+    // Timeline semaphores kept for reuse, and the value offsets of those handed out again
+    // (VK_SLIPSTREAM_OBJECT_POOL; null when off): objects/timeline_pool.h.
+    std::unique_ptr<objects::TimelinePool> timeline_pool;
 
     // False once the application obtained a vkCmd* Slipstream does not intercept (one newer
     // than its vk.xml): command buffers may then hold commands no capture saw.

@@ -32,8 +32,9 @@ const std::vector<SettingSpec>& setting_specs() {
         {"elide_barriers", "on|off", "off", "with fuse on: leave the fuse barrier out in front of a command buffer whose memory footprint (descriptor sets, push descriptors, copy and fill ranges, indirect parameters, compared by VkDeviceMemory and offset) provably meets no write of, and writes nothing touched by, the command buffers since the last barrier"},
         {"elide_proof", "on|off|trust-unknown", "on", "test-only: off elides every fuse barrier after a batch's first, trust-unknown takes update-after-bind sets and buffer-device-address shaders at face value (to prove the tests catch a wrong elision)"},
         {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
-        {"object_pool", "on|off", "on", "keep fences the application destroys (created plainly) and hand them out again at vkCreateFence instead of the driver creating new ones"},
+        {"object_pool", "on|off", "on", "keep fences and timeline semaphores the application destroys (created plainly) and hand them out again at vkCreateFence and vkCreateSemaphore instead of the driver creating new ones (a reused timeline semaphore's values are offset by the layer)"},
         {"object_pool_fences", "1..65536 (fences)", "256", "with object_pool on: fences kept at most per device; beyond it destroyed fences go to the driver"},
+        {"object_pool_timelines", "1..65536 (semaphores)", "64", "with object_pool on: timeline semaphores kept at most per device; beyond it destroyed ones go to the driver"},
     };
     return specs;
 }
@@ -148,6 +149,8 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "object_pool", parse_bool, s.object_pool);
     read_one(lookup, warnings, "object_pool_fences", [](const std::string& t) { return parse_range(t, 1, 65536); },
              s.object_pool_fences);
+    read_one(lookup, warnings, "object_pool_timelines", [](const std::string& t) { return parse_range(t, 1, 65536); },
+             s.object_pool_timelines);
     return s;
 }
 
@@ -199,6 +202,7 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"fuse_trace", s.fuse_trace},
         {"object_pool", s.object_pool ? "on" : "off"},
         {"object_pool_fences", std::to_string(s.object_pool_fences)},
+        {"object_pool_timelines", std::to_string(s.object_pool_timelines)},
     };
 }
 

@@ -45,8 +45,9 @@ struct Settings {
     bool elide_barriers = false;  // fusion: no fuse barrier between captures of disjoint memory
     ElideProof elide_proof = ElideProof::On;  // test-only
     std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
-    bool object_pool = true;  // keep destroyed fences for reuse instead of destroying them
+    bool object_pool = true;  // keep destroyed fences and timeline semaphores for reuse instead of destroying them
     uint32_t object_pool_fences = 256;  // fences kept at most per device
+    uint32_t object_pool_timelines = 64;  // timeline semaphores kept at most per device
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

@@ -90,7 +90,10 @@ namespace slipstream {
     X(FencesPooled, "fences_pooled")            /* vkCreateFence served from the object pool */ \
     X(FencesPoolMisses, "fences_pool_misses")   /* ... plain ones the pool had nothing for */ \
     X(FencesKept, "fences_kept")                /* vkDestroyFence kept in the pool */ \
-    X(FencesQuarantined, "fences_quarantined")  /* ... of them unsignaled, maybe still pending */
+    X(FencesQuarantined, "fences_quarantined")  /* ... of them unsignaled, maybe still pending */ \
+    X(TimelinesPooled, "timelines_pooled")      /* vkCreateSemaphore (timeline) served from the object pool */ \
+    X(TimelinesPoolMisses, "timelines_pool_misses") /* ... plain ones the pool had nothing for */ \
+    X(TimelinesKept, "timelines_kept")          /* vkDestroySemaphore (timeline) kept in the pool */
 
 enum class Counter : int {
 #define X(id, name) id,

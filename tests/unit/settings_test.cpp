@@ -53,6 +53,9 @@ TEST(Settings, ParsesEveryAcceptedSpelling) {
     EXPECT_EQ(parse_settings(from({}), nullptr).object_pool_fences, 256u);
     EXPECT_EQ(parse_settings(from({{"object_pool_fences", "1"}}), nullptr).object_pool_fences, 1u);
     EXPECT_EQ(parse_settings(from({{"object_pool_fences", "65536"}}), nullptr).object_pool_fences, 65536u);
+    EXPECT_EQ(parse_settings(from({}), nullptr).object_pool_timelines, 64u);
+    EXPECT_EQ(parse_settings(from({{"object_pool_timelines", "1"}}), nullptr).object_pool_timelines, 1u);
+    EXPECT_EQ(parse_settings(from({{"object_pool_timelines", "0"}}), nullptr).object_pool_timelines, 64u);
 }
 
 TEST(Settings, BadValueWarnsOnceNamingTheSettingAndKeepsTheDefault) {
