@@ -6,6 +6,7 @@
 #include "core/object_state.h"
 #include "objects/cached_memory.h"
 #include "objects/pooled_fences.h"
+#include "objects/pooled_timelines.h"
 
 namespace slipstream::hooks {
 
@@ -17,6 +18,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     submit::stop_device(*state);
     objects::destroy_pooled_fences(*state);
     objects::destroy_cached_memory(*state);
+    objects::destroy_pooled_timelines(*state);
     state->layouts.destroy_all();
     remove_device(device);
     destroy(device, allocator);

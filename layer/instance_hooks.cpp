@@ -78,7 +78,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* info, 
         state->api_version = info->pApplicationInfo->apiVersion;
     init_instance_dispatch(*instance, &state->dispatch, next_gipa);
     log(LogLevel::Info, "active on instance %p", static_cast<void*>(*instance));
-    if (enables_debug_utils(*info) && state->dispatch.SubmitDebugUtilsMessageEXT)
+    if (settings.log_messengers && enables_debug_utils(*info) && state->dispatch.SubmitDebugUtilsMessageEXT)
         add_log_sink(state.get(), to_debug_utils, state.get());
     add_instance(std::move(state));
     return VK_SUCCESS;
@@ -128,8 +128,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     state->set_loader_data = loader_data ? loader_data->u.pfnSetDeviceLoaderData : nullptr;
     init_device_dispatch(*device, &state->dispatch, next_gdpa);
     if (state->settings.spin) state->idle = std::make_unique<IdleTracker>(*device, state->dispatch, &state->stats);
-    if (state->settings.object_pool)
+    if (state->settings.object_pool) {
         state->fence_pool = std::make_unique<objects::FencePool>(state->settings.object_pool_fences);
+        state->timeline_pool = std::make_unique<objects::TimelinePool>(state->settings.object_pool_timelines);
+    }
     instance->dispatch.GetPhysicalDeviceProperties(physical_device, &state->properties);
     instance->dispatch.GetPhysicalDeviceMemoryProperties(physical_device, &state->memory_properties);
     if (state->settings.alloc_cache) {

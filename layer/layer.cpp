@@ -49,6 +49,8 @@ const ProcTable& device_procs() {
             PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
             PROC(GetQueryPoolResults),
             PROC(GetEventStatus), PROC(GetSemaphoreFdKHR),
+            PROC(CreateSemaphore), PROC(DestroySemaphore), PROC(SignalSemaphore), PROC(SignalSemaphoreKHR),
+            PROC(GetSemaphoreCounterValue), PROC(GetSemaphoreCounterValueKHR), PROC(ImportSemaphoreFdKHR),
             PROC(DestroyPipelineLayout), PROC(DestroyDescriptorSetLayout),
             PROC(CreateBufferView), PROC(DestroyBufferView), PROC(CreateImageView), PROC(DestroyImageView),
             PROC(CreateDescriptorSetLayout), PROC(AllocateDescriptorSets), PROC(FreeDescriptorSets),
@@ -59,6 +61,8 @@ const ProcTable& device_procs() {
         };
 #ifdef VK_USE_PLATFORM_WIN32_KHR
         t.emplace("vkImportFenceWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(ImportFenceWin32HandleKHR));
+        t.emplace("vkImportSemaphoreWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(ImportSemaphoreWin32HandleKHR));
+        t.emplace("vkGetSemaphoreWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(GetSemaphoreWin32HandleKHR));
 #endif
         size_t count = 0;
         const NamedProc* commands = command_intercepts(&count);

@@ -3,6 +3,7 @@
 #include "hooks.h"
 #include "core/object_state.h"
 #include "objects/pooled_fences.h"
+#include "objects/pooled_timelines.h"
 #include "waits/waits.h"
 
 namespace slipstream::hooks {
@@ -52,9 +53,13 @@ VkResult fused(QueueState& q, uint32_t count, const VkSubmitInfo2* submits, VkFe
 
 // One device lookup per submission: the queue's state knows its device.
 template <typename Info, typename Next>
-VkResult submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fence, Next VkLayerDispatchTable::*next) {
+VkResult submit(VkQueue queue, uint32_t count, const Info* app_submits, VkFence fence, Next VkLayerDispatchTable::*next) {
     QueueState* q = find_queue(queue);
     DeviceState* device = q ? q->device : find_device(queue);
+    // Timeline values of pooled semaphores in the driver's space before anything of the layer
+    // sees the submission (one atomic load while no semaphore has an offset).
+    objects::TimelineCopies copies;
+    const Info* submits = objects::submits_to_driver(*device, count, app_submits, copies);
     objects::note_fence_given(*device, fence);
     if (device->stats.enabled()) count_submits(*device, count, submits);
     if (q && q->fusion) return watch_device_loss(*device, fused(*q, count, submits, fence, device->dispatch.*next));
@@ -87,7 +92,9 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, co
     if (q) note_untracked_queue_work(*q);
     DeviceState* device = find_device(queue);
     objects::note_fence_given(*device, fence);
-    return device->dispatch.QueueBindSparse(queue, count, binds, fence);
+    objects::TimelineCopies copies;
+    return device->dispatch.QueueBindSparse(queue, count, objects::submits_to_driver(*device, count, binds, copies),
+                                            fence);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
@@ -189,13 +196,21 @@ VKAPI_ATTR VkResult VKAPI_CALL ImportFenceWin32HandleKHR(VkDevice device, const 
 }
 #endif
 
+// The wait's values in the driver's space, so the spin's counter reads and the driver's wait
+// compare in one space.
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphores(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
     DeviceState* state = find_device(device);
+    objects::TimelineCopies copies;
+    VkSemaphoreWaitInfo storage;
+    info = objects::wait_to_driver(*state, info, storage, copies);
     return watch_device_loss(*state, wait_semaphores(*state, info, timeout, state->dispatch.WaitSemaphores));
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphoresKHR(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
     DeviceState* state = find_device(device);
+    objects::TimelineCopies copies;
+    VkSemaphoreWaitInfo storage;
+    info = objects::wait_to_driver(*state, info, storage, copies);
     return watch_device_loss(*state, wait_semaphores(*state, info, timeout, state->dispatch.WaitSemaphoresKHR));
 }
 
@@ -230,6 +245,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetEventStatus(VkDevice device, VkEvent event) {
 VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreFdKHR(VkDevice device, const VkSemaphoreGetFdInfoKHR* info, int* fd) {
     DeviceState* state = find_device(device);
     if (VkResult e = observe_device(*state); e < 0) return e;
+    objects::semaphore_shared(*state, info->semaphore, false);  // something outside may hold its payload
     return state->dispatch.GetSemaphoreFdKHR(device, info, fd);
 }
 

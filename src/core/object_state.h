@@ -15,6 +15,7 @@
 #include "memory/readback_tracker.h"
 #include "objects/alloc_cache.h"
 #include "objects/fence_pool.h"
+#include "objects/timeline_pool.h"
 #include "core/settings.h"
 #include "waits/spin_wait.h"
 #include "core/stats.h"
@@ -164,6 +165,9 @@ struct DeviceState {
     std::unique_ptr<objects::AllocCache> alloc_cache;
     bool memory_budget = false;
     std::atomic<int64_t> memory_budget_checked_ns{0};
+    // Timeline semaphores kept for reuse, and the value offsets of those handed out again
+    // (VK_SLIPSTREAM_OBJECT_POOL; null when off): objects/timeline_pool.h.
+    std::unique_ptr<objects::TimelinePool> timeline_pool;
 
     // False once the application obtained a vkCmd* Slipstream does not intercept (one newer
     // than its vk.xml): command buffers may then hold commands no capture saw.

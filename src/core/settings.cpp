@@ -13,6 +13,7 @@ namespace slipstream {
 const std::vector<SettingSpec>& setting_specs() {
     static const std::vector<SettingSpec> specs = {
         {"log", "error|warn|info|debug", "warn", "how much the layer tells on stderr"},
+        {"log_messengers", "on|off", "on", "also send the layer's messages to the application's VK_EXT_debug_utils messengers"},
         {"stats", "on|off", "off", "print a summary per device at vkDestroyDevice or exit"},
         {"stats_file", "a file path", "", "also write the summary as JSON to this file"},
         {"spin", "on|off", "on", "poll before blocking in fence, semaphore and idle waits"},
@@ -32,11 +33,12 @@ const std::vector<SettingSpec>& setting_specs() {
         {"elide_barriers", "on|off", "off", "with fuse on: leave the fuse barrier out in front of a command buffer whose memory footprint (descriptor sets, push descriptors, copy and fill ranges, indirect parameters, compared by VkDeviceMemory and offset) provably meets no write of, and writes nothing touched by, the command buffers since the last barrier"},
         {"elide_proof", "on|off|trust-unknown", "on", "test-only: off elides every fuse barrier after a batch's first, trust-unknown takes update-after-bind sets and buffer-device-address shaders at face value (to prove the tests catch a wrong elision)"},
         {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
-        {"object_pool", "on|off", "on", "keep fences the application destroys (created plainly) and hand them out again at vkCreateFence instead of the driver creating new ones"},
+        {"object_pool", "on|off", "on", "keep fences and timeline semaphores the application destroys (created plainly) and hand them out again at vkCreateFence and vkCreateSemaphore instead of the driver creating new ones (a reused timeline semaphore's values are offset by the layer)"},
         {"object_pool_fences", "1..65536 (fences)", "256", "with object_pool on: fences kept at most per device; beyond it destroyed fences go to the driver"},
         {"alloc_cache", "on|off", "on", "keep plain memory allocations the application frees and hand them out again at vkAllocateMemory of the same type and a size within 1/8 above, instead of the driver allocating anew"},
         {"alloc_cache_mib", "0..65536 (MiB per heap)", "0", "with alloc_cache on: bytes kept at most per memory heap; 0 means the smaller of 256 MiB and 5% of the heap"},
         {"alloc_cache_zero", "on|off", "on", "with alloc_cache on: zero recycled memory before handing it out (as drivers hand out fresh memory); off hands it out as the application left it, and lets device-local-only types be recycled too"},
+        {"object_pool_timelines", "1..65536 (semaphores)", "64", "with object_pool on: timeline semaphores kept at most per device; beyond it destroyed ones go to the driver"},
     };
     return specs;
 }
@@ -125,6 +127,7 @@ void read_one(const SettingLookup& lookup, std::vector<std::string>* warnings, c
 Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* warnings) {
     Settings s;
     read_one(lookup, warnings, "log", parse_log_level, s.log);
+    read_one(lookup, warnings, "log_messengers", parse_bool, s.log_messengers);
     read_one(lookup, warnings, "stats", parse_bool, s.stats);
     read_one(lookup, warnings, "stats_file",
              [](const std::string& t) { return std::optional<std::string>(t); }, s.stats_file);
@@ -155,6 +158,8 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "alloc_cache_mib", [](const std::string& t) { return parse_range(t, 0, 65536); },
              s.alloc_cache_mib);
     read_one(lookup, warnings, "alloc_cache_zero", parse_bool, s.alloc_cache_zero);
+    read_one(lookup, warnings, "object_pool_timelines", [](const std::string& t) { return parse_range(t, 1, 65536); },
+             s.object_pool_timelines);
     return s;
 }
 
@@ -185,6 +190,7 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
     static const char* const kLevels[] = {"error", "warn", "info", "debug"};
     return {
         {"log", kLevels[int(s.log)]},
+        {"log_messengers", s.log_messengers ? "on" : "off"},
         {"stats", s.stats ? "on" : "off"},
         {"stats_file", s.stats_file},
         {"spin", s.spin ? "on" : "off"},
@@ -209,6 +215,7 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"alloc_cache", s.alloc_cache ? "on" : "off"},
         {"alloc_cache_mib", std::to_string(s.alloc_cache_mib)},
         {"alloc_cache_zero", s.alloc_cache_zero ? "on" : "off"},
+        {"object_pool_timelines", std::to_string(s.object_pool_timelines)},
     };
 }
 

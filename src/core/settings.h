@@ -26,6 +26,7 @@ enum class LazyRecord { Off, On, Auto };
 
 struct Settings {
     LogLevel log = LogLevel::Warn;
+    bool log_messengers = true;  // also to the application's debug-utils messengers
     bool stats = false;       // print a summary per device at vkDestroyDevice / exit
     std::string stats_file;   // also write the summary as JSON here ("" = no file)
     bool spin = true;         // spin before blocking in waits; follow queue idleness
@@ -45,11 +46,12 @@ struct Settings {
     bool elide_barriers = false;  // fusion: no fuse barrier between captures of disjoint memory
     ElideProof elide_proof = ElideProof::On;  // test-only
     std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
-    bool object_pool = true;  // keep destroyed fences for reuse instead of destroying them
+    bool object_pool = true;  // keep destroyed fences and timeline semaphores for reuse instead of destroying them
     uint32_t object_pool_fences = 256;  // fences kept at most per device
     bool alloc_cache = true;       // keep plain memory the application frees and hand it out again
     uint32_t alloc_cache_mib = 0;  // bytes kept at most per heap, in MiB (0: min(256 MiB, 5% of the heap))
     bool alloc_cache_zero = true;  // zero recycled memory before handing it out
+    uint32_t object_pool_timelines = 64;  // timeline semaphores kept at most per device
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

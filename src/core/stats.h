@@ -97,7 +97,10 @@ namespace slipstream {
     X(AllocCacheBytesHeld, "alloc_cache_bytes_held") /* peak bytes kept, all heaps (a maximum, not a sum) */ \
     X(AllocCacheTrims, "alloc_cache_trims")     /* kept allocations freed early: bound, budget, count, out of memory */ \
     X(AllocCacheRetries, "alloc_cache_retries") /* driver out-of-memory answered by a trim and a retry */ \
-    X(AllocCacheZeroed, "alloc_cache_zeroed")   /* recycled allocations zeroed before handing out */
+    X(AllocCacheZeroed, "alloc_cache_zeroed")   /* recycled allocations zeroed before handing out */ \
+    X(TimelinesPooled, "timelines_pooled")      /* vkCreateSemaphore (timeline) served from the object pool */ \
+    X(TimelinesPoolMisses, "timelines_pool_misses") /* ... plain ones the pool had nothing for */ \
+    X(TimelinesKept, "timelines_kept")          /* vkDestroySemaphore (timeline) kept in the pool */
 
 enum class Counter : int {
 #define X(id, name) id,

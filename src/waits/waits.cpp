@@ -191,6 +191,8 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
     // No flush: a batch of ours never signals the application's semaphores (a submission that
     // does is passed through after the open batch), so none can be waiting for one.
     if (VkResult e = submit::fusion_error(d); e < 0) return e;
+    // `info` holds the driver's values (the hook translated those of pooled timeline
+    // semaphores, objects/timeline_values.h), so the counters polled below compare with them.
     auto block = [&](uint64_t t) { return next_wait(d.device, info, t); };
     // The core command where the device has it, else the extension's (a 1.1 application
     // with VK_KHR_timeline_semaphore); the dispatch table is null where the device has none.

@@ -22,6 +22,9 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
         std::fprintf(stderr, "ignored validation-layer self-report: %s\n", data->pMessage ? data->pMessage : "");
         return VK_FALSE;
     }
+    // Slipstream's own messages (it also sends them to the application's messengers): on
+    // stderr already, and not the validation layer's.
+    if (data->pMessageIdName && std::strcmp(data->pMessageIdName, "slipstream") == 0) return VK_FALSE;
     if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
         g_validation_messages.fetch_add(1);
         std::fprintf(stderr, "validation: %s\n", data->pMessage ? data->pMessage : "(no message)");

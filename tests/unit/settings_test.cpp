@@ -59,6 +59,11 @@ TEST(Settings, ParsesEveryAcceptedSpelling) {
     EXPECT_EQ(parse_settings(from({{"alloc_cache_mib", "3"}}), nullptr).alloc_cache_mib, 3u);
     EXPECT_TRUE(parse_settings(from({}), nullptr).alloc_cache_zero);
     EXPECT_FALSE(parse_settings(from({{"alloc_cache_zero", "no"}}), nullptr).alloc_cache_zero);
+    EXPECT_EQ(parse_settings(from({}), nullptr).object_pool_timelines, 64u);
+    EXPECT_TRUE(parse_settings(from({}), nullptr).log_messengers);
+    EXPECT_FALSE(parse_settings(from({{"log_messengers", "off"}}), nullptr).log_messengers);
+    EXPECT_EQ(parse_settings(from({{"object_pool_timelines", "1"}}), nullptr).object_pool_timelines, 1u);
+    EXPECT_EQ(parse_settings(from({{"object_pool_timelines", "0"}}), nullptr).object_pool_timelines, 64u);
 }
 
 TEST(Settings, BadValueWarnsOnceNamingTheSettingAndKeepsTheDefault) {

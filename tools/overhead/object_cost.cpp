@@ -7,6 +7,10 @@
 //   of a device-local type),
 //   submit_wait_kept:  empty vkQueueSubmit with a kept fence, vkWaitForFences, vkResetFences
 //   submit_wait_fresh: vkCreateFence, empty vkQueueSubmit with it, vkWaitForFences, vkDestroyFence
+//   timeline_initial_1000: a timeline semaphore created with initial value 1000
+//   submit_wait_fresh_timeline: a timeline semaphore created (initial 0), an empty vkQueueSubmit
+//     signaling 1, vkWaitSemaphores for 1, vkDestroySemaphore (pooled, its values are offset by
+//     the layer: each reuse starts where the last one left the counter)
 // One process holds two devices: one on an instance without layers, one on an instance that
 // enables VK_LAYER_slipstream by name (its manifest must be findable, e.g. through
 // VK_ADD_LAYER_PATH). Repetitions alternate between them and rotate the rows, so machine noise
@@ -24,7 +28,8 @@ using Clock = std::chrono::steady_clock;
 
 const char* const kRows[] = {"fence",        "fence_signaled", "binary_semaphore", "timeline_semaphore",
                              "event",        "command_pool",   "buffer",           "memory_64k",
-                             "submit_wait_kept", "submit_wait_fresh"};
+                             "submit_wait_kept", "submit_wait_fresh", "timeline_initial_1000",
+                             "submit_wait_fresh_timeline"};
 constexpr int kRowCount = int(sizeof kRows / sizeof kRows[0]);
 
 struct Rig {
@@ -62,11 +67,12 @@ struct Rig {
             t0 = Clock::now();
             VK_CHECK(vkCreateFence(dev, &fi, nullptr, &f));
             vkDestroyFence(dev, f, nullptr);
-        } else if (name == "binary_semaphore" || name == "timeline_semaphore") {
+        } else if (name == "binary_semaphore" || name == "timeline_semaphore" || name == "timeline_initial_1000") {
             VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
             type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+            if (name == "timeline_initial_1000") type.initialValue = 1000;
             VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
-            if (name == "timeline_semaphore") si.pNext = &type;
+            if (name != "binary_semaphore") si.pNext = &type;
             VkSemaphore s;
             t0 = Clock::now();
             VK_CHECK(vkCreateSemaphore(dev, &si, nullptr, &s));
@@ -104,6 +110,28 @@ struct Rig {
             VK_CHECK(vkQueueSubmit(ctx.queue, 0, nullptr, kept));
             VK_CHECK(vkWaitForFences(dev, 1, &kept, VK_TRUE, UINT64_MAX));
             VK_CHECK(vkResetFences(dev, 1, &kept));
+        } else if (name == "submit_wait_fresh_timeline") {
+            VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+            type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+            VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+            VkSemaphore s;
+            VK_CHECK(vkCreateSemaphore(dev, &si, nullptr, &s));
+            const uint64_t one = 1;
+            VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+            values.signalSemaphoreValueCount = 1;
+            values.pSignalSemaphoreValues = &one;
+            VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+            submit.signalSemaphoreCount = 1;
+            submit.pSignalSemaphores = &s;
+            VK_CHECK(vkQueueSubmit(ctx.queue, 1, &submit, VK_NULL_HANDLE));
+            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            wait.semaphoreCount = 1;
+            wait.pSemaphores = &s;
+            wait.pValues = &one;
+            VK_CHECK(vkWaitSemaphores(dev, &wait, UINT64_MAX));
+            // Its batch has completed, not only its signal (valid usage at the destroy).
+            VK_CHECK(vkQueueWaitIdle(ctx.queue));
+            vkDestroySemaphore(dev, s, nullptr);
         } else {  // submit_wait_fresh
             VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
             VkFence f;
@@ -160,14 +188,14 @@ int main(int argc, char** argv) {
     }
     std::printf("%s: %d create+destroy pairs per row and side, %d alternating repetitions\n", device.c_str(), pairs,
                 reps);
-    std::printf("%-22s%14s%14s%14s%14s%14s\n", "row (ns per pair)", "off median", "on median", "on - off", "off p10",
+    std::printf("%-28s%14s%14s%14s%14s%14s\n", "row (ns per pair)", "off median", "on median", "on - off", "off p10",
                 "on p10");
     std::string json = "{\"device\": \"" + device + "\", \"pairs\": " + std::to_string(pairs) +
                        ", \"reps\": " + std::to_string(reps);
     for (int r = 0; r < kRowCount; ++r) {
         const double off_med = percentile(ns[0][r], 0.5), on_med = percentile(ns[1][r], 0.5);
         const double off_p10 = percentile(ns[0][r], 0.1), on_p10 = percentile(ns[1][r], 0.1);
-        std::printf("%-22s%14.0f%14.0f%14.0f%14.0f%14.0f\n", kRows[r], off_med, on_med, on_med - off_med, off_p10,
+        std::printf("%-28s%14.0f%14.0f%14.0f%14.0f%14.0f\n", kRows[r], off_med, on_med, on_med - off_med, off_p10,
                     on_p10);
         json += std::string(", \"") + kRows[r] + "_ns\": {\"off_median\": " + std::to_string(off_med) +
                 ", \"on_median\": " + std::to_string(on_med) + ", \"off_p10\": " + std::to_string(off_p10) +
