@@ -1,5 +1,6 @@
 // Instance and device creation: walk the loader's layer chain, build dispatch tables, and
 // create the layer state that every later call finds.
+#include "build_info.h"
 #include "hooks.h"
 #include "core/dispatch.h"
 #include "core/log.h"
@@ -77,7 +78,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* info, 
     if (info->pApplicationInfo && info->pApplicationInfo->apiVersion)
         state->api_version = info->pApplicationInfo->apiVersion;
     init_instance_dispatch(*instance, &state->dispatch, next_gipa);
-    log(LogLevel::Info, "active on instance %p", static_cast<void*>(*instance));
+    log(LogLevel::Info, "active on instance %p (Slipstream %s, commit %s)", static_cast<void*>(*instance),
+        SLIPSTREAM_BUILD_VERSION, SLIPSTREAM_BUILD_COMMIT);
     if (settings.log_messengers && enables_debug_utils(*info) && state->dispatch.SubmitDebugUtilsMessageEXT)
         add_log_sink(state.get(), to_debug_utils, state.get());
     add_instance(std::move(state));

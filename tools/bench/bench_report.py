@@ -242,6 +242,16 @@ def rows_per_column(all_rows, selected):
     return plan
 
 
+def build_commit(bench):
+    """The commit the bench (and the layer built beside it) was built from, or None."""
+    try:
+        p = subprocess.run([bench, "--build-commit"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = p.stdout.strip()
+    return commit if p.returncode == 0 and commit and commit != "unknown" else None
+
+
 def git_commit():
     """The repository's HEAD (with '-dirty' when tracked files changed), or None. Read-only."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
@@ -789,7 +799,8 @@ def main(argv=None):
     if not layer_present:
         labels["layer"] = "naive, layer MISSING"
 
-    commit = os.environ.get("SLIPSTREAM_COMMIT") or git_commit()
+    # The build's own commit (built in), not that of whatever repository this runs in.
+    commit = os.environ.get("SLIPSTREAM_COMMIT") or build_commit(bench) or git_commit()
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as e:

@@ -60,6 +60,7 @@
 // Every row verifies its results after every repetition (warm-up included), outside the timed
 // part unless the row's own work is the readback, and the program exits 1 when any check fails
 // or the debug messenger reported a validation message.
+#include "build_info.h"
 #include "vk_app.h"
 
 #include "bench_accum_spv.h"
@@ -278,6 +279,7 @@ void print_help() {
         "  --json PATH              write device, memory types, settings and all samples\n"
         "  --list-rows              print the row ids and exit\n"
         "  --probe-device           print 'software: yes|no' and the device name, and exit\n"
+        "  --build-commit           print the commit this build came from, and exit\n"
         "\n"
         "styles:\n"
         "  naive  one command buffer and vkQueueSubmit per operation, an ALL_COMMANDS barrier at\n"
@@ -321,6 +323,10 @@ Options parse_options(int argc, char** argv) {
             std::exit(0);
         } else if (a == "--list-rows") {
             for (const RowInfo& r : kRows) std::printf("%s\n", r.id);
+            std::exit(0);
+        } else if (a == "--build-commit") {
+            // The commit this build (and the layer built beside it) came from.
+            std::printf("%s\n", SLIPSTREAM_BUILD_COMMIT);
             std::exit(0);
         } else if (a == "--style") {
             std::string v = value();
@@ -2103,7 +2109,7 @@ DriverInfo driver_info(const Context& ctx) {
 std::string commit_id() {
     const char* env = std::getenv("SLIPSTREAM_COMMIT");
     if (env && *env) return env;
-    return SLIPSTREAM_BENCH_COMMIT;
+    return SLIPSTREAM_BUILD_COMMIT;
 }
 
 std::string utc_now() {
