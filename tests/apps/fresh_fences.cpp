@@ -222,9 +222,5 @@ int main(int argc, char** argv) {
         checksum = rig.checksum;
         ok = rig.ok;
     }
-    if (!ok) {
-        vkapp::destroy_context(ctx);
-        return 1;
-    }
-    return vkapp::finish(ctx, checksum);
+    return vkapp::finish_checked(ctx, ok, checksum);
 }

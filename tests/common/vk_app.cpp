@@ -202,6 +202,12 @@ int finish(Context& ctx, uint64_t checksum) {
     return messages ? 1 : 0;
 }
 
+int finish_checked(Context& ctx, bool ok, uint64_t checksum) {
+    if (ok) return finish(ctx, checksum);
+    destroy_context(ctx);
+    return 1;
+}
+
 int find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t type_bits,
                      VkMemoryPropertyFlags required) {
     for (uint32_t i = 0; i < props.memoryTypeCount; ++i)

@@ -67,6 +67,9 @@ void destroy_context(Context& ctx);
 // Prints "checksum: <16 hex digits>", destroys the context and returns the exit code:
 // non-zero if any validation message was reported.
 int finish(Context& ctx, uint64_t checksum);
+// finish(), or, when the program's own checks failed (`ok` false), exit status 1 without a
+// checksum line (the context is destroyed either way).
+int finish_checked(Context& ctx, bool ok, uint64_t checksum);
 
 // Index of the first memory type allowed by type_bits that has all `required` flags, or -1.
 int find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t type_bits,
