@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -163,13 +164,32 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     return s;
 }
 
-std::optional<std::string> lookup_setting(const std::string& name) {
+std::optional<std::string> lookup_setting_in(const std::string& name, const std::string& executable,
+                                             const TextSource& environment, const TextSource& file) {
     std::string env = "VK_SLIPSTREAM_" + name;
     std::transform(env.begin(), env.end(), env.begin(), [](unsigned char c) { return char(std::toupper(c)); });
-    if (const char* value = std::getenv(env.c_str())) return std::string(value);
-    const char* file_value = getLayerOption(("slipstream." + name).c_str());
-    if (file_value && *file_value) return std::string(file_value);
+    if (const char* value = environment(env)) return std::string(value);
+    if (!executable.empty())
+        if (const char* value = file("slipstream.app." + executable + "." + name); value && *value)
+            return std::string(value);
+    if (const char* value = file("slipstream." + name); value && *value) return std::string(value);
     return std::nullopt;
+}
+
+std::string executable_name() {
+#ifdef __linux__
+    // The file name the process was started as, as `ps` shows it, without its folder.
+    return program_invocation_short_name ? program_invocation_short_name : "";
+#else
+    return "";
+#endif
+}
+
+std::optional<std::string> lookup_setting(const std::string& name) {
+    static const std::string executable = executable_name();
+    return lookup_setting_in(
+        name, executable, [](const std::string& key) { return static_cast<const char*>(std::getenv(key.c_str())); },
+        [](const std::string& key) { return getLayerOption(key.c_str()); });
 }
 
 Settings read_settings() {

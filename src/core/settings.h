@@ -75,6 +75,15 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
 Settings read_settings();
 std::optional<std::string> lookup_setting(const std::string& name);
 
+// Where lookup_setting looks, in order: the environment's VK_SLIPSTREAM_NAME; the settings
+// file's `slipstream.app.EXECUTABLE.name` (a setting for one program, by the file name it was
+// started as); the file's `slipstream.name`. Pure: unit tests pass their own sources.
+using TextSource = std::function<const char*(const std::string& key)>;
+std::optional<std::string> lookup_setting_in(const std::string& name, const std::string& executable,
+                                             const TextSource& environment, const TextSource& file);
+// The running program's file name, without its folder ("" where unknown).
+std::string executable_name();
+
 // The settings as (name, value) text pairs, for `slipstream info` and the statistics.
 std::vector<std::pair<std::string, std::string>> describe_settings(const Settings& s);
 

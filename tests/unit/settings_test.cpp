@@ -296,3 +296,29 @@ TEST(SettingsHostile, PrintableEscapesAndShortens) {
     EXPECT_EQ(printable(std::string("\x01\xff", 2)), "\\x01\\xff");
     EXPECT_EQ(printable(std::string(100, 'x'), 4), "xxxx... (100 bytes)");
 }
+
+// Per-application settings: the environment, then the settings file's section for the running
+// program (`slipstream.app.EXECUTABLE.name`), then the file's general `slipstream.name`.
+TEST(SettingsLookup, EnvironmentThenTheProgramsSectionThenTheFile) {
+    std::map<std::string, std::string> env, file;
+    auto source = [](const std::map<std::string, std::string>& m) {
+        return [&m](const std::string& key) -> const char* {
+            auto it = m.find(key);
+            return it == m.end() ? nullptr : it->second.c_str();
+        };
+    };
+    auto look = [&](const std::string& exe) { return lookup_setting_in("fuse", exe, source(env), source(file)); };
+    EXPECT_FALSE(look("app").has_value());
+    file["slipstream.fuse"] = "on";
+    EXPECT_EQ(look("app"), "on");
+    file["slipstream.app.app.fuse"] = "off";
+    EXPECT_EQ(look("app"), "off");
+    EXPECT_EQ(look("other"), "on");  // another program keeps the general value
+    EXPECT_EQ(look(""), "on");       // a program whose name is unknown too
+    file["slipstream.app.other.fuse"] = "";
+    EXPECT_EQ(look("other"), "on");  // an empty value does not count
+    env["VK_SLIPSTREAM_FUSE"] = "on";
+    EXPECT_EQ(look("app"), "on");    // the environment wins
+}
+
+TEST(SettingsLookup, ThisProgramHasAName) { EXPECT_FALSE(executable_name().empty()); }
