@@ -123,39 +123,6 @@ void QueueFusion::stop_following(VkFence fence) {
     while (querying_.load()) cpu_relax();  // one driver call at most
 }
 
-void QueueFusion::fence_released(VkFence fence) {
-    if (!follows(fence)) return;
-    if (d_.dispatch.GetFenceStatus(d_.device, fence) == VK_SUCCESS || d_.lost.load(std::memory_order_acquire)) {
-        stop_following(fence);
-        return;
-    }
-    // Reset, destroyed or imported while its submission may run (a misuse): the timeline
-    // follows it from now on, by an empty submission that signals it.
-    std::lock_guard lock(mutex_);
-    if (!follows(fence)) return;
-    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
-    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-    values.signalSemaphoreValueCount = 1;
-    values.pSignalSemaphoreValues = &value;
-    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
-    submit.signalSemaphoreCount = 1;
-    submit.pSignalSemaphores = &timeline_;
-    TrackedSubmission tracked(&q_, VK_NULL_HANDLE);
-    const VkResult r = d_.dispatch.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
-    tracked.end(r);
-    const VkCommandBuffer cb = followed_cb_;
-    followed_cb_ = VK_NULL_HANDLE;
-    followed_.store(VK_NULL_HANDLE);  // (no look of ours runs: they hold mutex())
-    if (r != VK_SUCCESS) {
-        // Nothing follows it now: idle waits go to the driver, and our command buffer (which
-        // may still run) is never reused; it goes with the pool.
-        untracked_work_ = true;
-        watch_device_loss(d_, r);
-        return;
-    }
-    submitted(cb, value, r, now_ns(), kUnknownOps);
-}
-
 VkResult QueueFusion::poll_idle() {
     if (untracked_work_) return VK_INCOMPLETE;
     if (followed_busy()) return VK_NOT_READY;
@@ -550,6 +517,36 @@ void timeline_only(Info& s, const TimelineSignal& signal) {
     add_signal(s, none, signal);
 }
 }  // namespace
+
+void QueueFusion::fence_released(VkFence fence) {
+    if (!follows(fence)) return;
+    if (d_.dispatch.GetFenceStatus(d_.device, fence) == VK_SUCCESS || d_.lost.load(std::memory_order_acquire)) {
+        stop_following(fence);
+        return;
+    }
+    // Reset, destroyed or imported while its submission may run (a misuse): the timeline
+    // follows it from now on, by an empty submission that signals it.
+    std::lock_guard lock(mutex_);
+    if (!follows(fence)) return;
+    const uint64_t value = submitted_.load(std::memory_order_relaxed) + 1;
+    const TimelineSignal signal(timeline_, value);
+    VkSubmitInfo submit;
+    timeline_only(submit, signal);
+    TrackedSubmission tracked(&q_, VK_NULL_HANDLE);
+    const VkResult r = d_.dispatch.QueueSubmit(q_.queue, 1, &submit, tracked.fence());
+    tracked.end(r);
+    const VkCommandBuffer cb = followed_cb_;
+    followed_cb_ = VK_NULL_HANDLE;
+    followed_.store(VK_NULL_HANDLE);  // (no look of ours runs: they hold mutex())
+    if (r != VK_SUCCESS) {
+        // Nothing follows it now: idle waits go to the driver, and our command buffer (which
+        // may still run) is never reused; it goes with the pool.
+        untracked_work_ = true;
+        watch_device_loss(d_, r);
+        return;
+    }
+    submitted(cb, value, r, now_ns(), kUnknownOps);
+}
 
 template <typename Info, typename Next>
 VkResult QueueFusion::submit_passed_as(uint32_t count, const Info* submits, VkFence fence, Next next) {

@@ -346,6 +346,33 @@ std::string pool_gone_pending(bool at_once) {
     return out;
 }
 
+// A fence waited for once (the queue learns that its application waits for every submission)
+// given to the next submission, then reset or destroyed while that submission may still run;
+// more work follows and the queue is waited for. Under the layer the second submission is
+// followed through the fence (no timeline signal): releasing the fence early must hand it to
+// the timeline (queue_fusion.cpp, fence_released) so the idle wait still covers it.
+std::string fence_released_followed(bool destroy, bool at_once) {
+    Rig r = main_rig(0);
+    std::vector<VkCommandBuffer> cbs = allocate(r, 3);
+    VkFence f = fence(r);
+    record(r, cbs[0], 3, 2);
+    NEED(submit(r.ctx.queue, cbs[0], f));
+    NEED(vkWaitForFences(r.ctx.device, 1, &f, VK_TRUE, UINT64_MAX));
+    NEED(vkResetFences(r.ctx.device, 1, &f));
+    record(r, cbs[1], 7, 2);
+    NEED(submit(r.ctx.queue, cbs[1], f));
+    maybe_let_the_work_finish(at_once, r);
+    if (destroy) vkDestroyFence(r.ctx.device, f, nullptr);
+    else NEED(vkResetFences(r.ctx.device, 1, &f));
+    record(r, cbs[2], 5, 2);
+    NEED(submit(r.ctx.queue, cbs[2], VK_NULL_HANDLE));
+    NEED(vkQueueWaitIdle(r.ctx.queue));
+    std::string out = checksum(r);
+    if (!destroy) vkDestroyFence(r.ctx.device, f, nullptr);
+    destroy_rig(r);
+    return out;
+}
+
 // One unsignaled fence given to a second submission while the first still holds it.
 std::string fence_pending_twice() {
     Rig r = main_rig(0);
@@ -596,6 +623,12 @@ const std::vector<Scenario>& scenarios() {
         {"fence_destroyed_pending", [] { return fence_destroyed_pending(false); }},
         {"fence_destroyed_pending_at_once", [] { return fence_destroyed_pending(true); }, true,
          "fence_destroyed_pending"},
+        {"fence_reset_followed", [] { return fence_released_followed(false, false); }},
+        {"fence_reset_followed_at_once", [] { return fence_released_followed(false, true); }, true,
+         "fence_reset_followed"},
+        {"fence_destroyed_followed", [] { return fence_released_followed(true, false); }},
+        {"fence_destroyed_followed_at_once", [] { return fence_released_followed(true, true); }, true,
+         "fence_destroyed_followed"},
         {"device_destroyed_pending", [] { return device_destroyed_pending(false); }},
         {"device_destroyed_pending_at_once", [] { return device_destroyed_pending(true); }},
         {"never_ended", never_ended},
