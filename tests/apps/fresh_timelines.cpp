@@ -103,19 +103,8 @@ struct Rig {
     }
     void destroy(VkSemaphore s) { vkDestroySemaphore(ctx.device, s, nullptr); }
 
-    VkResult wait(std::vector<std::pair<VkSemaphore, uint64_t>> conds, bool any, uint64_t timeout) {
-        std::vector<VkSemaphore> sems;
-        std::vector<uint64_t> values;
-        for (auto& c : conds) {
-            sems.push_back(c.first);
-            values.push_back(c.second);
-        }
-        VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-        wi.flags = any ? VK_SEMAPHORE_WAIT_ANY_BIT : 0;
-        wi.semaphoreCount = uint32_t(sems.size());
-        wi.pSemaphores = sems.data();
-        wi.pValues = values.data();
-        return wait_semaphores(ctx.device, &wi, timeout);
+    VkResult wait(const std::vector<std::pair<VkSemaphore, uint64_t>>& conds, bool any, uint64_t timeout) {
+        return vkapp::wait_timelines(wait_semaphores, ctx.device, conds, any, timeout);
     }
     void host_signal(VkSemaphore s, uint64_t value) {
         VkSemaphoreSignalInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};

@@ -157,20 +157,8 @@ int main(int argc, char** argv) {
         VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, VK_NULL_HANDLE));
     };
 
-    auto wait = [&](std::vector<std::pair<VkSemaphore, uint64_t>> conds, bool any,
-                    uint64_t timeout_ns) {
-        std::vector<VkSemaphore> sems;
-        std::vector<uint64_t> values;
-        for (auto& c : conds) {
-            sems.push_back(c.first);
-            values.push_back(c.second);
-        }
-        VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-        wi.flags = any ? VK_SEMAPHORE_WAIT_ANY_BIT : 0;
-        wi.semaphoreCount = uint32_t(sems.size());
-        wi.pSemaphores = sems.data();
-        wi.pValues = values.data();
-        return wait_semaphores(dev, &wi, timeout_ns);
+    auto wait = [&](const std::vector<std::pair<VkSemaphore, uint64_t>>& conds, bool any, uint64_t timeout_ns) {
+        return vkapp::wait_timelines(wait_semaphores, dev, conds, any, timeout_ns);
     };
 
     auto counter = [&](VkSemaphore s) {

@@ -202,6 +202,22 @@ int finish(Context& ctx, uint64_t checksum) {
     return messages ? 1 : 0;
 }
 
+VkResult wait_timelines(PFN_vkWaitSemaphores wait, VkDevice device,
+                        const std::vector<std::pair<VkSemaphore, uint64_t>>& conds, bool any, uint64_t timeout) {
+    std::vector<VkSemaphore> semaphores;
+    std::vector<uint64_t> values;
+    for (const auto& [semaphore, value] : conds) {
+        semaphores.push_back(semaphore);
+        values.push_back(value);
+    }
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.flags = any ? VK_SEMAPHORE_WAIT_ANY_BIT : 0;
+    info.semaphoreCount = uint32_t(semaphores.size());
+    info.pSemaphores = semaphores.data();
+    info.pValues = values.data();
+    return wait(device, &info, timeout);
+}
+
 int finish_checked(Context& ctx, bool ok, uint64_t checksum) {
     if (ok) return finish(ctx, checksum);
     destroy_context(ctx);

@@ -134,6 +134,11 @@ VkCommandPool create_command_pool(Context& ctx, VkCommandPoolCreateFlags flags =
 // A timeline semaphore at `initial` (the context must enable timeline semaphores).
 VkSemaphore create_timeline_semaphore(Context& ctx, uint64_t initial = 0);
 
+// A host wait through `wait` (vkWaitSemaphores or its KHR alias) for every (or, `any`, one) of
+// these timeline semaphores to reach its value.
+VkResult wait_timelines(PFN_vkWaitSemaphores wait, VkDevice device,
+                        const std::vector<std::pair<VkSemaphore, uint64_t>>& conds, bool any, uint64_t timeout);
+
 // FNV-1a over bytes, chained through `seed`.
 uint64_t fnv1a(const void* data, size_t size, uint64_t seed = 1469598103934665603ull);
 
