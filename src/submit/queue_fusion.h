@@ -208,8 +208,8 @@ private:
     };
     // The latency path: a submission to a queue in latency mode with nothing of ours running,
     // whose only fence is a plain one of the application's, signals no timeline (on the H200
-    // the signal cost ~0.75 us of CPU in vkQueueSubmit and ~0.75 us more before the fence
-    // was seen signaled, slipstream-overhead's latency_cb): it is followed through that fence.
+    // the signal cost ~0.3 us of CPU in vkQueueSubmit and ~0.7 us more before the fence was
+    // seen signaled, slipstream-overhead's latency_cb): it is followed through that fence.
     // Its completion is known when the driver says the fence signaled (the application's
     // waits and status queries, or a look of ours under mutex()), when the application resets,
     // destroys or imports the fence, or when the driver's idle wait returns.
