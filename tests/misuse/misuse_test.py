@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every misuse_app scenario without the layer and with it, and compares the outcomes.
 
-    misuse_test.py --build-dir B [--report FILE] [--timeout S] [--only NAME,...] [--repeat N]
+    misuse_test.py --build-dir B [--report FILE] [--timeout S] [--only NAME,...] [--repeat N] [--jobs J]
                    [-- <misuse_app>]      (default: B/tests/misuse/misuse_app)
 
 Each scenario runs in a child process of its own per mode:
@@ -39,6 +39,8 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
@@ -112,6 +114,12 @@ def main(argv):
     p.add_argument("--only", default="", help="comma-separated scenario names")
     p.add_argument("--repeat", type=int, default=1, help="runs per layer mode")
     p.add_argument("--reference-runs", type=int, default=2, help="runs without the layer per scenario")
+    # Scenarios run side by side on machines with cores to spare (a quarter of them, at most 4;
+    # one on CI's two cores, where ctest runs other tests beside this one): on the H200, device
+    # creation alone takes a second or more, and each scenario where the driver alone hangs
+    # spends --timeout in several modes, which took this test past its ctest limit.
+    p.add_argument("--jobs", type=int, default=max(1, min(4, (os.cpu_count() or 1) // 4)),
+                   help="scenarios run at once")
     args = p.parse_args(argv[:split])
     # Without `-- <misuse_app>`: the build folder's (as tools/reliability runs it).
     program = argv[split + 1] if split + 1 < len(argv) else os.path.join(args.build_dir, "tests", "misuse", "misuse_app")
@@ -126,26 +134,33 @@ def main(argv):
     if not scenarios:
         sys.exit("misuse_test.py: no scenario to run")
 
-    cases = []
     references = {}  # scenario -> the driver-alone outcome (or "varies: ...")
     defined = {}  # scenario -> its driver-alone outcome without the runs the driver crashed
+    reference_lock = threading.Lock()
+    reference_locks = {}  # scenario -> the lock its reference runs are made under
 
     def reference(name):
-        if name not in references:
-            runs = [run_scenario(program, name, mode_env("off", args.build_dir), args.timeout)
-                    for _ in range(args.reference_runs)]
-            texts = sorted({o.text for o in runs})
-            ref = runs[0]
-            if len(texts) > 1:
-                ref = Outcome("varies: " + " | ".join(texts), crash=any(o.crash for o in runs),
-                              hang=any(o.hang for o in runs))
-            references[name] = ref
-            normal = {o.text for o in runs if not o.abnormal()}
-            # What the scenario gives when the driver does not race it: its one normal outcome.
-            defined[name] = Outcome(normal.pop()) if len(normal) == 1 else ref
-        return references[name]
+        # One set of reference runs per scenario, even when two workers ask for the same twin.
+        with reference_lock:
+            lock = reference_locks.setdefault(name, threading.Lock())
+        with lock:
+            if name not in references:
+                runs = [run_scenario(program, name, mode_env("off", args.build_dir), args.timeout)
+                        for _ in range(args.reference_runs)]
+                texts = sorted({o.text for o in runs})
+                ref = runs[0]
+                if len(texts) > 1:
+                    ref = Outcome("varies: " + " | ".join(texts), crash=any(o.crash for o in runs),
+                                  hang=any(o.hang for o in runs))
+                normal = {o.text for o in runs if not o.abnormal()}
+                # What the scenario gives when the driver does not race it: its one normal outcome.
+                defined[name] = Outcome(normal.pop()) if len(normal) == 1 else ref
+                references[name] = ref
+            return references[name]
 
-    for scenario, racy, twin in scenarios:
+    def run_one(scenario, racy, twin):
+        """The cases of one scenario (every layer mode) and the lines to print for them."""
+        cases, lines = [], []
         ref = reference(scenario)
         for mode in LAYER_MODES:
             # What the layer must give: the driver-alone outcome, or, where the driver alone
@@ -199,10 +214,18 @@ def main(argv):
                     "detail": detail,
                     "with_layer": got.text, "without_layer": ref.text, "same": int(same),
                 })
-                print(f"{'PASS' if passed else 'FAIL'} {scenario} [{mode}]: {detail}")
+                lines.append(f"{'PASS' if passed else 'FAIL'} {scenario} [{mode}]: {detail}")
                 if not passed:
-                    print(f"--- {scenario} [{mode}] stderr:\n{got.stderr[-4000:]}")
+                    lines.append(f"--- {scenario} [{mode}] stderr:\n{got.stderr[-4000:]}")
                     break
+        return cases, lines
+
+    cases = []
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for got_cases, lines in pool.map(lambda t: run_one(*t), scenarios):
+            cases += got_cases
+            for line in lines:
+                print(line, flush=True)
     if args.report:
         with open(args.report, "w", encoding="utf-8") as f:
             json.dump({"kind": "misuse", "cases": cases}, f, indent=1)
