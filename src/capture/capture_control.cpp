@@ -83,9 +83,6 @@ void end_capture(CommandBufferState& cb, VkResult result) {
     c.end(result);
     cb.opens_ordered = c.capturable() && opens_with_fuse_barrier(c, cb.stages & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT);
     cb.narrowable = c.capturable() && narrowable_work(c);
-    if (const ResourceRegistry* r = cb.device->resources.get(); r && cb.narrowable)
-        footprint_of(c, *r, cb.descriptor_epoch, cb.device->settings.elide_proof == ElideProof::TrustUnknown,
-                     cb.footprint);
     if (c.capturable()) {
         cb.device->stats.add(Counter::CommandBuffersCaptured);
         DeviceState& d = *cb.device;
@@ -121,6 +118,24 @@ void note_unknown_command(DeviceState& device, const char* name) {
         "it may record commands or use queues behind Slipstream's back, so this device will not fuse",
         device.properties.deviceName, name, VK_API_VERSION_MAJOR(VK_HEADER_VERSION_COMPLETE),
         VK_API_VERSION_MINOR(VK_HEADER_VERSION_COMPLETE), VK_API_VERSION_PATCH(VK_HEADER_VERSION_COMPLETE));
+}
+
+const Footprint& footprint_for(const CommandBufferState& cb, Footprint& scratch) {
+    static const Footprint unknown = Footprint::make_unknown();
+    const ResourceRegistry* registry = cb.device->resources.get();
+    if (!registry || !cb.narrowable || !cb.capture) return unknown;
+    if (cb.footprint_state.load(std::memory_order_acquire) == 2) return cb.footprint;
+    const bool trust = cb.device->settings.elide_proof == ElideProof::TrustUnknown;
+    uint8_t none = 0;
+    if (cb.footprint_state.compare_exchange_strong(none, 1, std::memory_order_acquire)) {
+        footprint_of(*cb.capture, *registry, cb.descriptor_epoch, trust, cb.footprint);
+        cb.footprint_state.store(2, std::memory_order_release);
+        return cb.footprint;
+    }
+    // Another queue's flusher is computing it (a command buffer of simultaneous use, fused on
+    // two queues at once): computed again here rather than waited for.
+    footprint_of(*cb.capture, *registry, cb.descriptor_epoch, trust, scratch);
+    return scratch;
 }
 
 }  // namespace slipstream::capture

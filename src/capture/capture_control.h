@@ -36,6 +36,16 @@ inline void stop_if_batch_sized(CommandBufferState& cb) {
 }
 // vkEndCommandBuffer returned `result`: counts the command buffer as captured or not.
 void end_capture(CommandBufferState& cb, VkResult result);
+// With barrier elision: the command buffer's footprint (capture/footprint_walk.h), computed at
+// its first replay into a batch that holds more than one command buffer (none else compares
+// footprints) rather than at vkEndCommandBuffer: runtimes that wait for every submission then
+// pay nothing for it (~0.1 us per vkEndCommandBuffer of one dispatch on lavapipe, more with
+// more commands). Computing it later sees the same descriptor sets: a set that a recorded
+// command buffer binds cannot change before that command buffer's work is done without
+// invalidating it, except update-after-bind sets, which are unknown either way, as are sets
+// updated after the command buffer began (its descriptor_epoch). Into `scratch` only where
+// another thread computes the command buffer's own copy at that moment.
+const Footprint& footprint_for(const CommandBufferState& cb, Footprint& scratch);
 // vkGetDeviceProcAddr handed the application `name`, a vkCmd* that Slipstream does not
 // intercept: the device stops fusing (one info line and one count per distinct name).
 void note_unknown_command(DeviceState& device, const char* name);

@@ -85,9 +85,13 @@ struct CommandBufferState {
     bool opens_ordered = false;
     // Its commands all work in the stages barrier narrowing assumes (capture/barrier_narrowing.h).
     bool narrowable = false;
-    // With barrier elision: the memory its capture may touch (capture/footprint_walk.h), set at
-    // vkEndCommandBuffer, and the device's descriptor update epoch when it began.
-    capture::Footprint footprint = capture::Footprint::make_unknown();
+    // With barrier elision: the memory its capture may touch (capture/footprint_walk.h),
+    // computed the first time a batch of more than one command buffer needs it
+    // (capture::footprint_for), and the device's descriptor update epoch when it began.
+    // footprint_state: 0 not computed, 1 being computed, 2 ready (footprint then stays as it
+    // is until the command buffer is reset or begun again, which no batch can overlap).
+    mutable capture::Footprint footprint = capture::Footprint::make_unknown();
+    mutable std::atomic<uint8_t> footprint_state{0};
     uint64_t descriptor_epoch = 0;
     // Counted live in the device's LayoutKeeper (lazy captures, and those made native
     // mid-recording, until reset, re-begun or freed).
@@ -132,6 +136,7 @@ struct CommandBufferState {
         opens_ordered = false;
         narrowable = false;
         footprint.set_unknown();
+        footprint_state.store(0, std::memory_order_relaxed);
         native_error = VK_SUCCESS;
         release_layouts();
     }

@@ -3,6 +3,7 @@
 #include "capture/barrier_cover.h"
 #include "capture/barrier_narrowing.h"
 #include "capture/batch_replay.h"
+#include "capture/capture_control.h"
 #include "core/log.h"
 #include "core/object_state.h"
 #include "waits/spin_wait.h"
@@ -207,6 +208,8 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb, bool closing)
         for (const CommandBufferState* state : b.cbs)
             replay_.plan_events(*state->capture, state->narrowable, dispatches_indirectly(*state));
     elision_.begin_batch();
+    // Footprints compare only within a batch: a batch of one needs none.
+    const bool compare = d_.resources && b.cbs.size() > 1;
     bool narrowed = false;
     for (const CommandBufferState* state : b.cbs) {
         // In front of every fused command buffer, a batch's first too: to an application that
@@ -220,11 +223,11 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb, bool closing)
         if (r == VK_SUCCESS && d_.settings.fuse_barrier) {
             if (after_wait) {
                 d_.stats.add(Counter::FuseBarriersAfterWait);
-                if (d_.resources) elision_.ordered(state->footprint);
+                if (compare) elision_.ordered(capture::footprint_for(*state, footprint_scratch_));
             } else if (state->opens_ordered) {
                 d_.stats.add(Counter::FuseBarriersLeftOut);
-                if (d_.resources) elision_.ordered(state->footprint);
-            } else if (d_.resources && elide_fuse_barrier(*state)) {
+                if (compare) elision_.ordered(capture::footprint_for(*state, footprint_scratch_));
+            } else if (compare && elide_fuse_barrier(*state)) {
                 d_.stats.add(Counter::FuseBarriersElided);
             } else {
                 fuse_barrier(d, cb, dispatches_indirectly(*state));
@@ -256,7 +259,7 @@ VkResult QueueFusion::record(const Pending& b, VkCommandBuffer cb, bool closing)
 
 bool QueueFusion::elide_fuse_barrier(const CommandBufferState& state) {
     if (d_.settings.elide_proof == ElideProof::Off) return elision_.may_elide_blindly();
-    return elision_.may_elide(state.footprint, dispatches_indirectly(state));
+    return elision_.may_elide(capture::footprint_for(state, footprint_scratch_), dispatches_indirectly(state));
 }
 
 bool QueueFusion::replay_into_batch(const CommandBufferState& state, VkCommandBuffer cb) {

@@ -283,6 +283,7 @@ private:
     bool narrowed_since_other_ = false;
     capture::BatchReplay replay_;
     capture::BarrierElision elision_;  // with record_mutex(): the footprints since our last barrier
+    capture::Footprint footprint_scratch_;  // with record_mutex(): capture::footprint_for's spare
     SyncPattern sync_;
     std::atomic<bool> waited_{false};  // a wait since the latest fusable submission
     std::atomic<bool> seen_done_{false};  // ... that the driver answered done (note_seen_done)
