@@ -125,8 +125,11 @@ def main(argv):
     program = argv[split + 1] if split + 1 < len(argv) else os.path.join(args.build_dir, "tests", "misuse", "misuse_app")
 
     scenarios = []  # (name, racy, twin)
+    errs_twin = {}  # scenario -> its well-defined twin, where the driver alone returns an error
     for line in subprocess.run([program, "--list"], stdout=subprocess.PIPE, check=True).stdout.decode().splitlines():
         name, _, tag = line.partition(" ")
+        if name and tag.startswith("errs="):
+            errs_twin[name] = tag.partition("=")[2]
         if name and (not args.only or name in args.only.split(",")):
             scenarios.append((name, tag.startswith("racy"), tag.partition("=")[2] or None))
     ERROR_EXIT = "exit 3: "  # NEED(): a call the scenario needs failed
@@ -176,12 +179,17 @@ def main(argv):
                     want = None if defined[twin].abnormal() else defined[twin]
             elif ref.abnormal():
                 want = None
-            # The driver alone returned an error; the layer may do the work as meant instead.
+            # The driver alone returned an error (on the scenario, or on the racy scenario's
+            # twin that is wanted); the layer may do the work as meant instead: the outcome of
+            # the well-defined twin of the scenario that errs.
             alternative = None
-            if not racy and twin and ref.text.startswith(ERROR_EXIT):
-                reference(twin)
-                if not defined[twin].abnormal() and not defined[twin].text.startswith(ERROR_EXIT):
-                    alternative = defined[twin]
+            errs = (scenario if not racy and ref.text.startswith(ERROR_EXIT) else
+                    twin if want is not None and want is not ref and want.text.startswith(ERROR_EXIT) else None)
+            meant = (twin if errs == scenario else errs_twin.get(errs)) if errs else None
+            if meant:
+                reference(meant)
+                if not defined[meant].abnormal() and not defined[meant].text.startswith(ERROR_EXIT):
+                    alternative = defined[meant]
             env = mode_env(mode, args.build_dir)
             for _ in range(args.repeat):
                 got = run_scenario(program, scenario, env, args.timeout)
