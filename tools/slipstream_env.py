@@ -10,6 +10,9 @@ Modes:
               validation on.
   implicit    the layer enabled through its implicit manifest (ENABLE_SLIPSTREAM=1), found
               through XDG_DATA_DIRS pointing at the build tree's staging share/ folder.
+
+The manifests are those of a build tree (its share/ folder), or of an installation: pass its
+data folder (PREFIX/share) as `share` (the installed `slipstream` command does).
 """
 import os
 
@@ -18,8 +21,9 @@ LAYER = "VK_LAYER_slipstream"
 VALIDATION = "VK_LAYER_KHRONOS_validation"
 
 
-def manifest_dirs(build_dir):
-    share = os.path.join(os.path.abspath(build_dir), "share")
+def manifest_dirs(build_dir, share=None):
+    """The folders holding the manifests: under build_dir's share/, or under `share`."""
+    share = os.path.abspath(share or os.path.join(build_dir, "share"))
     return {
         "share": share,
         "explicit": os.path.join(share, "vulkan", "explicit_layer.d"),
@@ -27,8 +31,9 @@ def manifest_dirs(build_dir):
     }
 
 
-def layer_env(mode, build_dir, base=None, extra_layers_below=()):
-    """Returns a copy of `base` (default: os.environ) set up for `mode`.
+def layer_env(mode, build_dir, base=None, extra_layers_below=(), share=None):
+    """Returns a copy of `base` (default: os.environ) set up for `mode`, with the manifests
+    of `build_dir`, or of the installation whose data folder is `share` (build_dir None).
 
     `extra_layers_below` names explicit layers to stack under Slipstream (for example a
     test-only layer); their manifests must be findable through VK_ADD_LAYER_PATH, which the
@@ -40,7 +45,7 @@ def layer_env(mode, build_dir, base=None, extra_layers_below=()):
     for k in ("VK_INSTANCE_LAYERS", "ENABLE_SLIPSTREAM", "VK_LOADER_LAYERS_ENABLE",
               "VK_LOADER_LAYERS_DISABLE"):
         env.pop(k, None)
-    dirs = manifest_dirs(build_dir)
+    dirs = manifest_dirs(build_dir, share)
     below = list(extra_layers_below)
     if mode == "off":
         env["DISABLE_SLIPSTREAM"] = "1"
