@@ -89,6 +89,10 @@ public:
         return pos;
     }
 
+    // A position of q's stream with no access: the end of a command buffer, so that a wait for
+    // it never counts as a wait for a command buffer that accessed nothing (timestamps only).
+    uint64_t mark(int q) { return ++streams_[size_t(q)].pos; }
+
     // Records an access on q; returns its position.
     uint64_t access(int q, int slot, uint8_t stage, bool write) {
         Stream& s = streams_[size_t(q)];

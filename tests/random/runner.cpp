@@ -422,7 +422,7 @@ void Runner::end_cb(int q) {
     }
     VK_CHECK(vkEndCommandBuffer(c.primary));
     c.state = Cb::ended;
-    c.end_pos = model_->position(q);
+    c.end_pos = model_->mark(q);
     qs.ended.push_back(qs.open);
     log("end command buffer %d", qs.open);
     qs.open = -1;
@@ -1154,7 +1154,7 @@ void Runner::do_resubmit() {
             case Item::host_barrier: model_->host_barrier(q); break;
         }
     }
-    cb.end_pos = model_->position(q);
+    cb.end_pos = model_->mark(q);
     queues_[size_t(q)].ended.push_back(id);
     submit(q, false, SignalKind::none, nullptr);
 }
