@@ -4,6 +4,7 @@ and under it in several configurations, and fails on any difference.
 
     random_test.py --build-dir B [--seeds LIST | --count N --start S] [--ops K] [--long]
                    [--jobs J] [--shrink] [--timeout S] [--configs NAMES] [--expect-fused N]
+                   [--env VAR=VALUE ...]
 
 For each seed, random_program (tests/random) builds a valid Vulkan program of compute and
 transfer work and prints `checksum: <16 hex>` over everything the host read. A seed passes when
@@ -75,6 +76,10 @@ def run_once(args, seed, config, ops=None, drop=None):
     run = Run(name)
     env = slipstream_env.layer_env(mode, args.build_dir)
     env.update(extra)
+    if mode != "off":
+        for item in args.env:
+            k, _, v = item.partition("=")
+            env[k] = v
     env.pop(STATS_VAR, None)
     argv = [args.program, "--seed", str(seed), "--ops", str(ops if ops is not None else args.ops)]
     if drop:
@@ -181,6 +186,9 @@ def main(argv):
     p.add_argument("--shrink", action="store_true")
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--configs", help="comma-separated subset of: " + ",".join(c[0] for c in CONFIGS))
+    p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
+                   help="set in every configuration under the layer (for example a test-only "
+                        "setting that breaks the layer on purpose, to see the tester fail)")
     p.add_argument("--expect-fused", type=int, default=1,
                    help="command_buffers_fused summed over the seeds, each fusing configuration")
     args = p.parse_args(argv)
