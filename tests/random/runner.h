@@ -1,0 +1,26 @@
+// random_program's runner: lowers a Program (actions.h) to Vulkan calls, with the
+// synchronization its hazard model (hazards.h) says each action needs, and digests everything
+// the host reads.
+#pragma once
+
+#include "actions.h"
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+namespace rnd {
+
+struct RunOptions {
+    uint64_t seed = 1;
+    std::set<uint32_t> drop;  // action indices left out
+    bool print = false;       // one line per lowered step on stdout
+    std::string dump;         // raw bytes of every host read, in order
+    uint32_t queues = 2;      // at most this many queues (the device may have fewer)
+};
+
+// Runs the program; prints `checksum: <16 hex>` and returns the exit status (0 fine, 1
+// validation messages, 3 a wait that timed out).
+int run(const Program& program, const RunOptions& options);
+
+}  // namespace rnd
