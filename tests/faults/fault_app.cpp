@@ -6,7 +6,7 @@
 //   fault_app [--steps N] [--wait-every K] [--wait fence|poll|queue-idle|device-idle|timeline|ring]
 //             [--submit submit|submit2] [--timeout-ns T] [--secondary-every M] [--sleep-us U]
 //             [--words W] [--readback-block] [--churn N [--churn-kib K] [--churn-rounds R]]
-//             [--fresh-fences]
+//             [--churn-device] [--fresh-fences]
 //
 // The workload: an upload copy, N dependent dispatches of the chain_step kernel ping-ponging
 // between two buffers (one command buffer each, opening with a compute barrier), a copy into a
@@ -30,6 +30,10 @@
 // upload buffer's memory type, all alive at once, then all freed (Slipstream's allocation cache
 // keeps them): allocation i of a round is K + 4*i KiB (--churn-kib, default 64), sizes no request
 // of the workload's fits into, so the cache holds memory when the workload allocates its own.
+// --churn-device: the churn allocates the chain buffers' memory type (the first DEVICE_LOCAL
+// one) instead, and its first two allocations have their size, so that the cache hands them to
+// the chain buffers (recycled device-local memory, zeroed by Slipstream's GPU fill ahead of the
+// first submission where the host cannot map it).
 // --fresh-fences: fence and poll waits use a fence created for the group's last submission and
 // destroyed after its wait (Slipstream's fence pool); a fence whose submission failed is
 // destroyed at once, work it may stand for possibly still pending.
@@ -99,6 +103,7 @@ struct Options {
     uint32_t sleep_us = 0;  // after every submission: batches then go by Slipstream's deadline flusher
     bool readback_block = false;
     uint32_t churn = 0, churn_kib = 64, churn_rounds = 1;
+    bool churn_device = false;
     bool fresh_fences = false;
 };
 
@@ -172,10 +177,23 @@ void destroy_buffer(vkapp::Context& ctx, Buffer& b) {
 }
 
 // --churn: rounds of allocations alive at once, then freed. False when an allocation failed.
-bool churn(vkapp::Context& ctx, const Options& o) {
-    const int type = vkapp::find_memory_type(ctx.memory_properties, ~0u, suite::kHostMemory);
+bool churn(vkapp::Context& ctx, const Options& o, VkBufferUsageFlags device_usage) {
+    int type = vkapp::find_memory_type(ctx.memory_properties, ~0u, suite::kHostMemory);
+    VkDeviceSize chain_size = 0;
+    if (o.churn_device) {
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = kBytes;
+        bci.usage = device_usage;
+        VkBuffer probe = VK_NULL_HANDLE;
+        if (!g_log.ok(vkCreateBuffer(ctx.device, &bci, nullptr, &probe), "vkCreateBuffer")) return false;
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(ctx.device, probe, &req);
+        vkDestroyBuffer(ctx.device, probe, nullptr);
+        type = memory_type(ctx, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+        chain_size = req.size;
+    }
     if (type < 0) {
-        std::fprintf(stderr, "fault_app: no host-visible memory type to churn\n");
+        std::fprintf(stderr, "fault_app: no memory type to churn\n");
         std::exit(2);
     }
     for (uint32_t round = 0; round < o.churn_rounds; ++round) {
@@ -183,7 +201,7 @@ bool churn(vkapp::Context& ctx, const Options& o) {
         bool ok = true;
         for (uint32_t i = 0; i < o.churn && ok; ++i) {
             VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-            mai.allocationSize = (VkDeviceSize(o.churn_kib) + 4 * i) << 10;
+            mai.allocationSize = chain_size && i < 2 ? chain_size : (VkDeviceSize(o.churn_kib) + 4 * i) << 10;
             mai.memoryTypeIndex = uint32_t(type);
             VkDeviceMemory m = VK_NULL_HANDLE;
             g_log.called("vkAllocateMemory");
@@ -239,7 +257,7 @@ bool Workload::setup() {
                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     constexpr VkMemoryPropertyFlags dl = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
     constexpr VkMemoryPropertyFlags host = suite::kHostMemory;
-    if (o_.churn && !churn(ctx_, o_)) return false;
+    if (o_.churn && !churn(ctx_, o_, dev)) return false;
     for (Buffer& b : ping_)
         if (!create_buffer(ctx_, dev, dl, 0, b)) return false;
     if (!create_buffer(ctx_, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, host, host, upload_)) return false;
@@ -553,7 +571,7 @@ void Workload::destroy() {
                  "usage: %s [--steps N] [--wait-every K] [--wait fence|poll|queue-idle|device-idle|timeline|ring]\n"
                  "          [--submit submit|submit2] [--timeout-ns T] [--secondary-every M] [--sleep-us U]\n"
                  "          [--words W] [--readback-block] [--churn N [--churn-kib K] [--churn-rounds R]]\n"
-                 "          [--fresh-fences]\n",
+                 "          [--churn-device] [--fresh-fences]\n",
                  self);
     std::exit(2);
 }
@@ -575,6 +593,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--secondary-every") o.secondary_every = uint32_t(std::min<uint64_t>(number(i), 1000));
         else if (a == "--readback-block") o.readback_block = true;
         else if (a == "--fresh-fences") o.fresh_fences = true;
+        else if (a == "--churn-device") o.churn_device = true;
         else if (a == "--churn") o.churn = uint32_t(std::min<uint64_t>(number(i), 256));
         else if (a == "--churn-kib") o.churn_kib = uint32_t(std::max<uint64_t>(16, std::min<uint64_t>(number(i), 65536)));
         else if (a == "--churn-rounds") o.churn_rounds = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(number(i), 1000)));

@@ -261,6 +261,26 @@ def cases(long_form):
     c.append(Case("fence-wait-lost-pooled", f"vkWaitForFences@2={LOST};vkGetFenceStatus@3={LOST}",
                   ["--wait", "fence", "--wait-every", "4", "--fresh-fences"] + BIG, modes=WAIT_MODES,
                   expect=everywhere("error", WAIT_MODES)))
+    # The GPU zero fill: under nvidia-bar the chain buffers' type is device-local only; --churn
+    # --churn-device frees two allocations of their size first, which the cache hands them, so
+    # Slipstream's fill goes ahead of the first submission (the first vkQueueSubmit the fault
+    # layer sees). The upload copy into the recycled memory must come after the zeros.
+    fill_args = ["--wait", "fence", "--wait-every", "1", "--churn", "4", "--churn-device"]
+    c.append(Case("gpu-fill-correct", "", fill_args, modes=alloc_modes, layout="nvidia-bar", faultless=True,
+                  validation=True,
+                  expect=everywhere("correct", alloc_modes),
+                  stats=[("alloc_cache_gpu_fills", ">=", 2), ("alloc_cache_fill_submits", ">=", 1)]))
+    # Our fill's submission finds the device lost, or out of memory: the application's
+    # submission returns that error (its work must not run over memory not zeroed).
+    for name, code in (("lost", LOST), ("oom", OOD)):
+        c.append(Case(f"gpu-fill-submit-{name}", "vkQueueSubmit@1=" + code, fill_args, modes=alloc_modes,
+                      layout="nvidia-bar", expect=everywhere("error", alloc_modes),
+                      stats=[("alloc_cache_fill_submits", "==", 0)]))
+    # ... and the device is lost after the fills ran: vkDestroyDevice's wait for our timeline
+    # must come back, with the kept memory and its fill buffers freed.
+    c.append(Case("gpu-fill-lost-later", "vkQueueSubmit@4=" + LOST, fill_args, modes=alloc_modes,
+                  layout="nvidia-bar", expect=everywhere("error", alloc_modes),
+                  stats=[("alloc_cache_fill_submits", ">=", 1)]))
     # --- Slipstream's own machinery (fusion, lazy recording) ---
     for n in (1, 2, 3):
         c.append(Case(f"batch-begin-fails-{n}", f"vkBeginCommandBuffer@{n}=" + OOH, ["--wait", "fence"] + DEADLINE,
