@@ -31,7 +31,8 @@ QueueFiller* filler_of(GpuZero& z, PendingFills::QueueId id) {
 // buffer over it goes first.
 void give_back(DeviceState& d, VkDeviceMemory memory) {
     if (GpuZero* z = d.gpu_zero.get()) {
-        if (const std::optional<PendingFills::Ticket> t = z->fills.release(memory)) {
+        VkBuffer buffer = VK_NULL_HANDLE;
+        if (const std::optional<PendingFills::Ticket> t = z->fills.release(memory, &buffer)) {
             if (QueueFiller* f = filler_of(*z, t->queue)) {
                 uint64_t value = 0;
                 if (z->counter_value(d.device, f->timeline, &value) != VK_SUCCESS || value < t->value) {
@@ -43,14 +44,6 @@ void give_back(DeviceState& d, VkDeviceMemory memory) {
                     // (A lost device answers at once: its work runs no more.)
                     watch_device_loss(d, z->wait_semaphores(d.device, &wait, UINT64_MAX));
                 }
-            }
-        }
-        VkBuffer buffer = VK_NULL_HANDLE;
-        {
-            std::lock_guard lock(z->buffers_mutex);
-            if (auto it = z->buffers.find(memory); it != z->buffers.end()) {
-                buffer = it->second;
-                z->buffers.erase(it);
             }
         }
         if (buffer) d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
@@ -65,17 +58,11 @@ void release(DeviceState& d, const std::vector<VkDeviceMemory>& memories) {
     }
 }
 
-VkBuffer fill_buffer_of(GpuZero& z, VkDeviceMemory memory) {
-    std::lock_guard lock(z.buffers_mutex);
-    auto it = z.buffers.find(memory);
-    return it == z.buffers.end() ? VK_NULL_HANDLE : it->second;
-}
-
 // The fill buffer of an allocation of a GPU-filled type, made and bound at its first keep.
 // False: no buffer of TRANSFER_DST usage can cover it whole (its type is not in the buffer's
 // memoryTypeBits, the buffer needs more than the allocation, or a call failed): not kept.
 bool ensure_fill_buffer(DeviceState& d, GpuZero& z, VkDeviceMemory memory, uint32_t type, VkDeviceSize size) {
-    if (fill_buffer_of(z, memory)) return true;
+    if (z.fills.buffer_of(memory)) return true;
     VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     info.size = size;
     info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -91,8 +78,7 @@ bool ensure_fill_buffer(DeviceState& d, GpuZero& z, VkDeviceMemory memory, uint3
         d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
         return false;
     }
-    std::lock_guard lock(z.buffers_mutex);
-    z.buffers[memory] = buffer;
+    z.fills.set_buffer(memory, buffer);
     return true;
 }
 
@@ -141,13 +127,16 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
     if (followed) {
         const AllocCache::Taken t = cache->take(type, *flags, info->allocationSize);
         if (t.memory && cache->gpu_filled(type)) {
-            // Handed out at once; zeroed by the GPU ahead of the application's next submission.
-            d.gpu_zero->fills.owe(PendingFills::Fill{t.memory, fill_buffer_of(*d.gpu_zero, t.memory), t.size});
-            d.stats.add(Counter::AllocCacheHits);
-            *memory = t.memory;
-            return VK_SUCCESS;
-        }
-        if (t.memory) {
+            // Handed out at once; zeroed by the GPU ahead of the application's next submission
+            // (every kept allocation of such a type has its fill buffer).
+            if (d.gpu_zero->fills.owe(t.memory, t.size)) {
+                d.stats.add(Counter::AllocCacheHits);
+                *memory = t.memory;
+                return VK_SUCCESS;
+            }
+            cache->dropped(t.memory);
+            give_back(d, t.memory);
+        } else if (t.memory) {
             if (!d.settings.alloc_cache_zero || zero(d, t.memory, type, t.size)) {
                 if (d.settings.alloc_cache_zero) d.stats.add(Counter::AllocCacheZeroed);
                 d.stats.add(Counter::AllocCacheHits);
@@ -230,8 +219,7 @@ void destroy_cached_memory(DeviceState& d) {
     // (Fills still owed are simply dropped with their memory.)
     for (VkDeviceMemory m : d.alloc_cache->drain()) give_back(d, m);
     if (!z) return;
-    for (auto& [memory, buffer] : z->buffers) d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
-    z->buffers.clear();
+    for (VkBuffer buffer : z->fills.drain_buffers()) d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
     for (auto& [key, f] : z->queues) {
         if (f->pool) d.dispatch.DestroyCommandPool(d.device, f->pool, nullptr);  // frees our command buffers
         if (f->timeline) d.dispatch.DestroySemaphore(d.device, f->timeline, nullptr);

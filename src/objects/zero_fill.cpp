@@ -1,39 +1,54 @@
 #include "objects/zero_fill.h"
 
+#include <algorithm>
+
 namespace slipstream::objects {
 
-void PendingFills::owe(const Fill& fill) {
+void PendingFills::set_buffer(VkDeviceMemory memory, VkBuffer buffer) {
     std::lock_guard lock(mutex_);
-    if (owed_seq_.count(fill.memory)) return;
-    const uint64_t seq = next_seq_++;
-    owed_[seq] = fill;
-    owed_seq_[fill.memory] = seq;
-    update_active_locked();
+    buffers_[memory] = buffer;
 }
 
-bool PendingFills::forgive(VkDeviceMemory memory) {
+VkBuffer PendingFills::buffer_of(VkDeviceMemory memory) const {
     std::lock_guard lock(mutex_);
-    auto it = owed_seq_.find(memory);
-    if (it == owed_seq_.end()) return false;
-    owed_.erase(it->second);
-    owed_seq_.erase(it);
+    auto it = buffers_.find(memory);
+    return it == buffers_.end() ? VK_NULL_HANDLE : it->second;
+}
+
+bool PendingFills::owe(VkDeviceMemory memory, VkDeviceSize size) {
+    std::lock_guard lock(mutex_);
+    auto b = buffers_.find(memory);
+    if (b == buffers_.end()) return false;
+    if (owed_.emplace(memory, Owed{next_seq_, b->second, size}).second) ++next_seq_;
     update_active_locked();
     return true;
 }
 
+bool PendingFills::forgive(VkDeviceMemory memory) {
+    std::lock_guard lock(mutex_);
+    const bool was = owed_.erase(memory) != 0;
+    if (was) update_active_locked();
+    return was;
+}
+
 bool PendingFills::owes(VkDeviceMemory memory) const {
     std::lock_guard lock(mutex_);
-    return owed_seq_.count(memory) != 0;
+    return owed_.count(memory) != 0;
 }
 
 std::vector<PendingFills::Fill> PendingFills::take() {
-    std::lock_guard lock(mutex_);
+    std::vector<std::pair<uint64_t, Fill>> order;
+    {
+        std::lock_guard lock(mutex_);
+        order.reserve(owed_.size());
+        for (const auto& [memory, o] : owed_) order.push_back({o.seq, Fill{memory, o.buffer, o.size}});
+        owed_.clear();
+        update_active_locked();
+    }
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<Fill> out;
-    out.reserve(owed_.size());
-    for (const auto& [seq, fill] : owed_) out.push_back(fill);
-    owed_.clear();
-    owed_seq_.clear();
-    update_active_locked();
+    out.reserve(order.size());
+    for (const auto& [seq, fill] : order) out.push_back(fill);
     return out;
 }
 
@@ -48,12 +63,12 @@ void PendingFills::submitted(QueueId queue, uint64_t value, const std::vector<Fi
 void PendingFills::failed(const std::vector<Fill>& fills) {
     std::lock_guard lock(mutex_);
     // Ahead of anything owed since (they were owed first).
-    uint64_t seq = owed_.empty() ? next_seq_ : owed_.begin()->first;
+    uint64_t seq = next_seq_;
+    for (const auto& [memory, o] : owed_) seq = std::min(seq, o.seq);
     for (auto it = fills.rbegin(); it != fills.rend(); ++it) {
-        if (owed_seq_.count(it->memory)) continue;
+        if (owed_.count(it->memory)) continue;
         --seq;  // (wraps below 0 only after 2^64 fills)
-        owed_[seq] = *it;
-        owed_seq_[it->memory] = seq;
+        owed_.emplace(it->memory, Owed{seq, it->buffer, it->size});
     }
     update_active_locked();
 }
@@ -100,11 +115,13 @@ std::vector<PendingFills::Wait> PendingFills::unfinished() const {
     return out;
 }
 
-std::optional<PendingFills::Ticket> PendingFills::release(VkDeviceMemory memory) {
+std::optional<PendingFills::Ticket> PendingFills::release(VkDeviceMemory memory, VkBuffer* buffer) {
     std::lock_guard lock(mutex_);
-    if (auto it = owed_seq_.find(memory); it != owed_seq_.end()) {
-        owed_.erase(it->second);
-        owed_seq_.erase(it);
+    owed_.erase(memory);
+    if (buffer) *buffer = VK_NULL_HANDLE;
+    if (auto b = buffers_.find(memory); b != buffers_.end()) {
+        if (buffer) *buffer = b->second;
+        buffers_.erase(b);
     }
     std::optional<Ticket> out;
     if (auto it = filled_.find(memory); it != filled_.end()) {
@@ -112,6 +129,17 @@ std::optional<PendingFills::Ticket> PendingFills::release(VkDeviceMemory memory)
         if (it->second.value > q.completed) out = it->second;
         filled_.erase(it);
     }
+    update_active_locked();
+    return out;
+}
+
+std::vector<VkBuffer> PendingFills::drain_buffers() {
+    std::lock_guard lock(mutex_);
+    std::vector<VkBuffer> out;
+    out.reserve(buffers_.size());
+    for (const auto& [memory, buffer] : buffers_) out.push_back(buffer);
+    buffers_.clear();
+    owed_.clear();
     update_active_locked();
     return out;
 }

@@ -55,9 +55,14 @@ public:
         uint64_t value;
     };
 
-    // vkAllocateMemory handed `fill.memory` out again: it owes a fill before the application's
-    // next GPU work. Owed already (freed and handed out again before a submission): once.
-    void owe(const Fill& fill);
+    // The layer's fill buffer over `memory` (made at its first keep), or null.
+    void set_buffer(VkDeviceMemory memory, VkBuffer buffer);
+    VkBuffer buffer_of(VkDeviceMemory memory) const;
+
+    // vkAllocateMemory handed `memory` (of `size` bytes, with a fill buffer) out again: it owes
+    // a fill before the application's next GPU work. Owed already (freed and handed out again
+    // before a submission): once. False (nothing owed) if it has no fill buffer.
+    bool owe(VkDeviceMemory memory, VkDeviceSize size);
     // vkFreeMemory kept it again before its fill was submitted: nothing is owed any more (the
     // next hand-out owes it again). True if it was owed.
     bool forgive(VkDeviceMemory memory);
@@ -82,8 +87,11 @@ public:
     std::vector<Wait> unfinished() const;
 
     // Before `memory` goes back to the driver: the fill of it that may still run (the caller
-    // waits for it), if any. Forgets the memory either way (owed or not).
-    std::optional<Ticket> release(VkDeviceMemory memory);
+    // waits for it), if any, and its fill buffer (`*buffer`, null if none: the caller destroys
+    // it). Forgets the memory either way (owed or not).
+    std::optional<Ticket> release(VkDeviceMemory memory, VkBuffer* buffer = nullptr);
+    // Every fill buffer, forgotten (vkDestroyDevice).
+    std::vector<VkBuffer> drain_buffers();
 
     // Fills owed, or fills submitted and not known complete: a submission must look.
     bool active() const { return active_.load(std::memory_order_acquire); }
@@ -92,9 +100,14 @@ public:
 private:
     void update_active_locked();
 
+    struct Owed {
+        uint64_t seq;  // the order owed
+        VkBuffer buffer;
+        VkDeviceSize size;
+    };
     mutable std::mutex mutex_;
-    std::map<uint64_t, Fill> owed_;                      // by the order owed
-    std::unordered_map<VkDeviceMemory, uint64_t> owed_seq_;
+    std::unordered_map<VkDeviceMemory, Owed> owed_;
+    std::unordered_map<VkDeviceMemory, VkBuffer> buffers_;
     uint64_t next_seq_ = 0;
     std::unordered_map<VkDeviceMemory, Ticket> filled_;  // the newest fill of each allocation
     struct QueueFills {
@@ -125,9 +138,6 @@ struct GpuZero {
     // guards `queues`. No blocking driver wait is made under it.
     std::mutex mutex;
     std::map<const void*, std::unique_ptr<QueueFiller>> queues;  // by QueueState
-    // The layer's buffer over each allocation of a GPU-filled type it kept once (bound at 0).
-    std::mutex buffers_mutex;
-    std::unordered_map<VkDeviceMemory, VkBuffer> buffers;
     PFN_vkGetSemaphoreCounterValue counter_value = nullptr;
     PFN_vkWaitSemaphores wait_semaphores = nullptr;
 };

@@ -15,7 +15,11 @@ namespace {
 
 VkDeviceMemory mem(uintptr_t n) { return reinterpret_cast<VkDeviceMemory>(n); }
 VkBuffer buf(uintptr_t n) { return reinterpret_cast<VkBuffer>(n); }
-PendingFills::Fill fill(uintptr_t n, VkDeviceSize size = 65536) { return {mem(n), buf(n + 1000), size}; }
+// Gives memory n its fill buffer (n + 1000) and owes its fill.
+bool owe(PendingFills& p, uintptr_t n, VkDeviceSize size = 65536) {
+    if (!p.buffer_of(mem(n))) p.set_buffer(mem(n), buf(n + 1000));
+    return p.owe(mem(n), size);
+}
 
 constexpr PendingFills::QueueId kA = 1, kB = 2, kC = 3;
 
@@ -31,13 +35,31 @@ TEST(PendingFills, NothingOwedIsInactive) {
     EXPECT_TRUE(p.take().empty());
     EXPECT_TRUE(p.waits_for(kA).empty());
     EXPECT_FALSE(p.release(mem(1)).has_value());
+    EXPECT_FALSE(p.owe(mem(1), 4096));  // no fill buffer: nothing can be owed
+    EXPECT_FALSE(p.active());
+}
+
+TEST(PendingFills, FillBuffersGoWithTheirMemory) {
+    PendingFills p;
+    p.set_buffer(mem(1), buf(11));
+    p.set_buffer(mem(2), buf(12));
+    EXPECT_EQ(p.buffer_of(mem(1)), buf(11));
+    VkBuffer b = VK_NULL_HANDLE;
+    EXPECT_FALSE(p.release(mem(1), &b).has_value());
+    EXPECT_EQ(b, buf(11));
+    EXPECT_EQ(p.buffer_of(mem(1)), VK_NULL_HANDLE);
+    EXPECT_TRUE(p.owe(mem(2), 4096));
+    const auto left = p.drain_buffers();
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(left[0], buf(12));
+    EXPECT_FALSE(p.active());  // what was owed goes with them
 }
 
 TEST(PendingFills, OwedFillsGoWithTheNextSubmissionInOrderOnce) {
     PendingFills p;
-    p.owe(fill(3));
-    p.owe(fill(1));
-    p.owe(fill(3));  // freed and handed out again before a submission: one fill
+    owe(p, 3);
+    owe(p, 1);
+    owe(p, 3);  // freed and handed out again before a submission: one fill
     EXPECT_TRUE(p.active());
     EXPECT_EQ(p.owed(), 2u);
     const auto fills = p.take();
@@ -52,8 +74,8 @@ TEST(PendingFills, OwedFillsGoWithTheNextSubmissionInOrderOnce) {
 
 TEST(PendingFills, FreedBeforeItsFillRanIsNoLongerOwed) {
     PendingFills p;
-    p.owe(fill(1));
-    p.owe(fill(2));
+    owe(p, 1);
+    owe(p, 2);
     EXPECT_TRUE(p.forgive(mem(1)));
     EXPECT_FALSE(p.forgive(mem(1)));
     EXPECT_FALSE(p.owes(mem(1)));
@@ -64,17 +86,17 @@ TEST(PendingFills, FreedBeforeItsFillRanIsNoLongerOwed) {
 
 TEST(PendingFills, AFailedSubmissionOwesItsFillsAgainFirst) {
     PendingFills p;
-    p.owe(fill(1));
-    p.owe(fill(2));
+    owe(p, 1);
+    owe(p, 2);
     const auto fills = p.take();
-    p.owe(fill(3));  // another thread handed one out meanwhile
+    owe(p, 3);  // another thread handed one out meanwhile
     p.failed(fills);
     EXPECT_EQ(memories(p.take()), (std::vector<uintptr_t>{1, 2, 3}));
 }
 
 TEST(PendingFills, OtherQueuesWaitOnceForAFillNotKnownComplete) {
     PendingFills p;
-    p.owe(fill(1));
+    owe(p, 1);
     p.submitted(kA, 5, p.take());
     EXPECT_TRUE(p.waits_for(kA).empty());  // same queue: submission order suffices
     auto waits = p.waits_for(kB);
@@ -85,7 +107,7 @@ TEST(PendingFills, OtherQueuesWaitOnceForAFillNotKnownComplete) {
     EXPECT_TRUE(p.waits_for(kB).empty());   // B waited already
     EXPECT_EQ(p.waits_for(kC).size(), 1u);  // C did not
     // A newer fill on A: B waits again.
-    p.owe(fill(2));
+    owe(p, 2);
     p.submitted(kA, 6, p.take());
     waits = p.waits_for(kB);
     ASSERT_EQ(waits.size(), 1u);
@@ -99,9 +121,9 @@ TEST(PendingFills, OtherQueuesWaitOnceForAFillNotKnownComplete) {
 
 TEST(PendingFills, WaitsCoverEveryOtherQueueWithFillsInFlight) {
     PendingFills p;
-    p.owe(fill(1));
+    owe(p, 1);
     p.submitted(kA, 1, p.take());
-    p.owe(fill(2));
+    owe(p, 2);
     p.submitted(kB, 1, p.take());
     EXPECT_EQ(p.waits_for(kC).size(), 2u);
     EXPECT_EQ(p.waits_for(kA).size(), 1u);
@@ -113,8 +135,8 @@ TEST(PendingFills, WaitsCoverEveryOtherQueueWithFillsInFlight) {
 
 TEST(PendingFills, MemoryGivenBackWaitsForItsFillOnlyWhileItMayRun) {
     PendingFills p;
-    p.owe(fill(1));
-    p.owe(fill(2));
+    owe(p, 1);
+    owe(p, 2);
     p.submitted(kA, 3, p.take());
     const auto t = p.release(mem(1));
     ASSERT_TRUE(t.has_value());
@@ -124,7 +146,7 @@ TEST(PendingFills, MemoryGivenBackWaitsForItsFillOnlyWhileItMayRun) {
     p.completed(kA, 3);
     EXPECT_FALSE(p.release(mem(2)).has_value());  // done: no wait
     // Owed and never submitted: forgotten, nothing to wait for.
-    p.owe(fill(4));
+    owe(p, 4);
     EXPECT_FALSE(p.release(mem(4)).has_value());
     EXPECT_FALSE(p.active());
 }
@@ -135,7 +157,7 @@ TEST(PendingFills, ThreadsOweAndTakeWithoutLosingAFill) {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&p, t] {
-            for (int i = 0; i < kEach; ++i) p.owe(fill(uintptr_t(1 + t * kEach + i)));
+            for (int i = 0; i < kEach; ++i) owe(p, uintptr_t(1 + t * kEach + i));
         });
     size_t taken = 0;
     uint64_t value = 0;
