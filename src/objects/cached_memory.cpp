@@ -66,9 +66,9 @@ bool ensure_fill_buffer(DeviceState& d, GpuZero& z, VkDeviceMemory memory, uint3
     VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     info.size = size;
     info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;  // (fills run on the queue of the submission
-                                                   // that follows; ownership is moot for
-                                                   // contents about to be overwritten)
+    // (Written only by our fills, on whichever queue they run; the application reads the memory
+    // through resources of its own, first used after the fill.)
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     VkBuffer buffer = VK_NULL_HANDLE;
     if (d.dispatch.CreateBuffer(d.device, &info, nullptr, &buffer) != VK_SUCCESS) return false;
     VkMemoryRequirements reqs{};
