@@ -18,8 +18,8 @@ bool out_of_memory(VkResult r) {
     return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_TOO_MANY_OBJECTS;
 }
 
+// With z.mutex held.
 QueueFiller* filler_of(GpuZero& z, PendingFills::QueueId id) {
-    std::lock_guard lock(z.mutex);
     for (auto& [key, f] : z.queues)
         if (PendingFills::QueueId(reinterpret_cast<uintptr_t>(f.get())) == id) return f.get();
     return nullptr;
@@ -32,19 +32,25 @@ QueueFiller* filler_of(GpuZero& z, PendingFills::QueueId id) {
 void give_back(DeviceState& d, VkDeviceMemory memory) {
     if (GpuZero* z = d.gpu_zero.get()) {
         VkBuffer buffer = VK_NULL_HANDLE;
-        if (const std::optional<PendingFills::Ticket> t = z->fills.release(memory, &buffer)) {
-            if (QueueFiller* f = filler_of(*z, t->queue)) {
-                uint64_t value = 0;
-                if (z->counter_value(d.device, f->timeline, &value) != VK_SUCCESS || value < t->value) {
-                    d.stats.add(Counter::AllocCacheFillHostWaits);
-                    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-                    wait.semaphoreCount = 1;
-                    wait.pSemaphores = &f->timeline;
-                    wait.pValues = &t->value;
-                    // (A lost device answers at once: its work runs no more.)
-                    watch_device_loss(d, z->wait_semaphores(d.device, &wait, UINT64_MAX));
-                }
-            }
+        std::optional<PendingFills::Ticket> t;
+        QueueFiller* f = nullptr;
+        {
+            // Under the submissions' lock: a submission that took this memory's fill has
+            // submitted it (a ticket) or failed (owed again, forgotten here) by then, never
+            // records over a buffer destroyed meanwhile.
+            std::lock_guard lock(z->mutex);
+            t = z->fills.release(memory, &buffer);
+            if (t) f = filler_of(*z, t->queue);
+        }
+        uint64_t value = 0;
+        if (t && f && (z->counter_value(d.device, f->timeline, &value) != VK_SUCCESS || value < t->value)) {
+            d.stats.add(Counter::AllocCacheFillHostWaits);
+            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            wait.semaphoreCount = 1;
+            wait.pSemaphores = &f->timeline;
+            wait.pValues = &t->value;
+            // (A lost device answers at once: its work runs no more.)
+            watch_device_loss(d, z->wait_semaphores(d.device, &wait, UINT64_MAX));
         }
         if (buffer) d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
     }

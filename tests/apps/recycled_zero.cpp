@@ -18,12 +18,16 @@
 // copy made with vkQueueSubmit2, and, where the device has a second queue, the fill left behind
 // on the first queue by an unrelated submission there while the copy goes on the second (the
 // layer must make the second queue wait). One queue only (lavapipe): that case says so and is
-// skipped. Prints the cases it ran, a failure, or nothing else; the checksum covers the known
+// skipped. Last, threads: one submits short fills of a buffer of its own on queue 0 while
+// another allocates and frees device-local memory of varied sizes without submitting (the
+// layer's fills and its trims under a small bound, ALLOC_CACHE_MIB, race each other). Prints the cases it ran, a failure, or nothing else; the checksum covers the known
 // patterns read back (never the zero checks, which only the layer's runs can pass on lavapipe).
 #include "suite_util.h"
 #include "vk_app.h"
 
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -225,6 +229,34 @@ void two_queues(Rig& rig) {
     }
 }
 
+// Submissions on one thread, allocations and frees on another.
+void threads(Rig& rig) {
+    Device scratch = rig.allocate(65536);
+    std::atomic<bool> done{false};
+    std::thread churn([&] {
+        for (uint32_t i = 0; i < 400; ++i) {
+            Device d = rig.allocate(VkDeviceSize(4096) << (i % 7));
+            rig.release(d);
+        }
+        done.store(true);
+    });
+    uint32_t n = 0;
+    while (!done.load() || n < 8) {
+        rig.run(0, [&](VkCommandBuffer cb) { rig.fill(cb, scratch, n); });
+        ++n;
+    }
+    churn.join();
+    // What the scratch buffer holds last is known: n - 1.
+    rig.run(0, [&](VkCommandBuffer cb) { rig.copy_out(cb, scratch); });
+    suite::invalidate(rig.ctx, rig.host);
+    const auto* words = static_cast<const uint32_t*>(rig.host.mapped);
+    if (words[0] != n - 1 || words[scratch.size / 4 - 1] != n - 1) {
+        std::fprintf(stderr, "recycled_zero: threads: the scratch buffer reads %u, not %u\n", words[0], n - 1);
+        rig.ok = false;
+    }
+    rig.release(scratch);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -247,6 +279,7 @@ int main(int argc, char** argv) {
             }
         several(rig);
         two_queues(rig);
+        threads(rig);
         checksum = rig.checksum;
         ok = rig.ok;
     }
