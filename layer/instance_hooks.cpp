@@ -6,6 +6,7 @@
 #include "core/log.h"
 #include "core/object_state.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -111,13 +112,17 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     if (!next_create) return VK_ERROR_INITIALIZATION_FAILED;
     link->u.pLayerInfo = link->u.pLayerInfo->pNext;
 
-    // Fusion records completion with a timeline semaphore per queue: ask for the feature.
+    // Fusion records completion with a timeline semaphore per queue, and so does the GPU zero
+    // fill of recycled memory (objects/zero_fill.h): ask for the feature.
     submit::DeviceCreateStorage storage;
-    const bool fuse = instance->settings.fuse &&
-                      submit::request_timeline_semaphores(*instance, physical_device, *info, storage);
-    if (instance->settings.fuse && !fuse)
+    const Settings& want = instance->settings;
+    const bool gpu_fill_wanted = want.alloc_cache && want.alloc_cache_zero;
+    const bool timelines = (want.fuse || gpu_fill_wanted) &&
+                           submit::request_timeline_semaphores(*instance, physical_device, *info, storage);
+    const bool fuse = want.fuse && timelines;
+    if (want.fuse && !fuse)
         log(LogLevel::Warn, "VK_SLIPSTREAM_FUSE: the device has no timeline semaphores; fusion stays off");
-    VkResult result = next_create(physical_device, fuse ? &storage.info : info, allocator, device);
+    VkResult result = next_create(physical_device, timelines ? &storage.info : info, allocator, device);
     submit::restore_create_info(storage);
     if (result != VK_SUCCESS) return result;
 
@@ -137,9 +142,18 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     instance->dispatch.GetPhysicalDeviceProperties(physical_device, &state->properties);
     instance->dispatch.GetPhysicalDeviceMemoryProperties(physical_device, &state->memory_properties);
     if (state->settings.alloc_cache) {
+        if (timelines && state->settings.alloc_cache_zero) {
+            // The timeline commands of the version the device speaks (or of the extension).
+            const uint32_t version = std::min(instance->api_version, state->properties.apiVersion);
+            const bool core = VK_API_VERSION_MAJOR(version) > 1 || VK_API_VERSION_MINOR(version) >= 2;
+            auto z = std::make_unique<objects::GpuZero>();
+            z->counter_value = core ? state->dispatch.GetSemaphoreCounterValue : state->dispatch.GetSemaphoreCounterValueKHR;
+            z->wait_semaphores = core ? state->dispatch.WaitSemaphores : state->dispatch.WaitSemaphoresKHR;
+            if (z->counter_value && z->wait_semaphores) state->gpu_zero = std::move(z);
+        }
         state->alloc_cache = std::make_unique<objects::AllocCache>(objects::AllocCache::limits_for(
             state->memory_properties, state->properties.limits, state->settings.alloc_cache_mib,
-            state->settings.alloc_cache_zero));
+            state->settings.alloc_cache_zero, state->gpu_zero != nullptr));
         state->memory_budget = instance->api_version >= VK_API_VERSION_1_1 &&
                                state->properties.apiVersion >= VK_API_VERSION_1_1 &&
                                instance->dispatch.GetPhysicalDeviceMemoryProperties2 &&

@@ -2,6 +2,7 @@
 #include "capture/capture_control.h"
 #include "hooks.h"
 #include "core/object_state.h"
+#include "objects/cached_memory.h"
 #include "objects/pooled_fences.h"
 #include "objects/pooled_timelines.h"
 #include "waits/waits.h"
@@ -60,6 +61,9 @@ VkResult submit(VkQueue queue, uint32_t count, const Info* app_submits, VkFence 
     // sees the submission (one atomic load while no semaphore has an offset).
     objects::TimelineCopies copies;
     const Info* submits = objects::submits_to_driver(*device, count, app_submits, copies);
+    // Zero fills of recycled memory handed out since the last submission go first (one atomic
+    // load while there are none).
+    if (VkResult r = objects::before_submission(*device, q); r != VK_SUCCESS) return r;
     objects::note_fence_given(*device, fence);
     if (device->stats.enabled()) count_submits(*device, count, submits);
     if (q && q->fusion) return watch_device_loss(*device, fused(*q, count, submits, fence, device->dispatch.*next));

@@ -16,6 +16,7 @@
 #include "objects/alloc_cache.h"
 #include "objects/fence_pool.h"
 #include "objects/timeline_pool.h"
+#include "objects/zero_fill.h"
 #include "core/settings.h"
 #include "waits/spin_wait.h"
 #include "core/stats.h"
@@ -169,6 +170,10 @@ struct DeviceState {
     // asks at most every millisecond whether its heap is under pressure.
     std::unique_ptr<objects::AllocCache> alloc_cache;
     bool memory_budget = false;
+    // The GPU zero fill of recycled memory the host cannot map (objects/zero_fill.h): with the
+    // cache zeroing, on a device with timeline semaphores; null otherwise (such memory is then
+    // not recycled while zeroing is on). Submissions look at it first (one atomic load).
+    std::unique_ptr<objects::GpuZero> gpu_zero;
     std::atomic<int64_t> memory_budget_checked_ns{0};
     // Timeline semaphores kept for reuse, and the value offsets of those handed out again
     // (VK_SLIPSTREAM_OBJECT_POOL; null when off): objects/timeline_pool.h.

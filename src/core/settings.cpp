@@ -38,7 +38,7 @@ const std::vector<SettingSpec>& setting_specs() {
         {"object_pool_fences", "1..65536 (fences)", "256", "with object_pool on: fences kept at most per device; beyond it destroyed fences go to the driver"},
         {"alloc_cache", "on|off", "on", "keep plain memory allocations the application frees and hand them out again at vkAllocateMemory of the same type and a size within 1/8 above, instead of the driver allocating anew"},
         {"alloc_cache_mib", "0..65536 (MiB per heap)", "0", "with alloc_cache on: bytes kept at most per memory heap; 0 means the smaller of 256 MiB and 5% of the heap"},
-        {"alloc_cache_zero", "on|off", "on", "with alloc_cache on: zero recycled memory before handing it out (as drivers hand out fresh memory); off hands it out as the application left it, and lets device-local-only types be recycled too"},
+        {"alloc_cache_zero", "on|off", "on", "with alloc_cache on: zero recycled memory before handing it out (as drivers hand out fresh memory): map + memset, or, for memory the host cannot map, a GPU fill ahead of the next submission; off hands it out as the application left it"},
         {"object_pool_timelines", "1..65536 (semaphores)", "64", "with object_pool on: timeline semaphores kept at most per device; beyond it destroyed ones go to the driver"},
     };
     return specs;

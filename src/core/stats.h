@@ -98,6 +98,11 @@ namespace slipstream {
     X(AllocCacheTrims, "alloc_cache_trims")     /* kept allocations freed early: bound, budget, count, out of memory */ \
     X(AllocCacheRetries, "alloc_cache_retries") /* driver out-of-memory answered by a trim and a retry */ \
     X(AllocCacheZeroed, "alloc_cache_zeroed")   /* recycled allocations zeroed before handing out */ \
+    X(AllocCacheGpuFills, "alloc_cache_gpu_fills") /* recycled host-invisible allocations zeroed by our fill */ \
+    X(AllocCacheGpuFillBytes, "alloc_cache_gpu_fill_bytes") /* ... their bytes */ \
+    X(AllocCacheFillSubmits, "alloc_cache_fill_submits") /* submissions of ours ahead of the app's: fills, waits */ \
+    X(AllocCacheFillWaits, "alloc_cache_fill_waits") /* ... of them a wait on another queue's fill */ \
+    X(AllocCacheFillHostWaits, "alloc_cache_fill_host_waits") /* memory given back waited for its fill */ \
     X(TimelinesPooled, "timelines_pooled")      /* vkCreateSemaphore (timeline) served from the object pool */ \
     X(TimelinesPoolMisses, "timelines_pool_misses") /* ... plain ones the pool had nothing for */ \
     X(TimelinesKept, "timelines_kept")          /* vkDestroySemaphore (timeline) kept in the pool */

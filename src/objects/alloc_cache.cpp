@@ -10,14 +10,16 @@ uint64_t AllocCache::heap_bound(VkDeviceSize heap_size, uint32_t mib) {
 }
 
 AllocCacheLimits AllocCache::limits_for(const VkPhysicalDeviceMemoryProperties& memory,
-                                        const VkPhysicalDeviceLimits& limits, uint32_t mib, bool zero) {
+                                        const VkPhysicalDeviceLimits& limits, uint32_t mib, bool zero,
+                                        bool gpu_fill) {
     AllocCacheLimits l;
     l.memory = memory;
     l.non_coherent_atom = std::max<VkDeviceSize>(1, limits.nonCoherentAtomSize);
     l.max_allocations = limits.maxMemoryAllocationCount;
     for (uint32_t h = 0; h < memory.memoryHeapCount && h < VK_MAX_MEMORY_HEAPS; ++h)
         l.heap_bound[h] = heap_bound(memory.memoryHeaps[h].size, mib);
-    l.host_invisible_types = !zero;
+    l.gpu_fill = zero && gpu_fill;
+    l.host_invisible_types = !zero || l.gpu_fill;
     return l;
 }
 
@@ -41,6 +43,7 @@ bool AllocCache::qualifies(uint32_t type, VkDeviceSize size) const {
     const VkMemoryPropertyFlags f = limits_.memory.memoryTypes[type].propertyFlags;
     if (f & (VK_MEMORY_PROPERTY_PROTECTED_BIT | VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT)) return false;
     if (!(f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && !limits_.host_invisible_types) return false;
+    if (gpu_filled(type) && size % 4) return false;
     return size <= limits_.heap_bound[heap_of(type)];
 }
 
@@ -89,7 +92,7 @@ void AllocCache::mapped(VkDeviceMemory memory, bool is_mapped) {
     if (it != followed_.end()) it->second.mapped = is_mapped;
 }
 
-bool AllocCache::wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type) {
+bool AllocCache::wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size) {
     std::lock_guard lock(mutex_);
     auto it = followed_.find(memory);
     if (it == followed_.end()) {
@@ -98,9 +101,15 @@ bool AllocCache::wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type) {
     }
     *is_mapped = it->second.mapped;
     *type = it->second.type;
+    if (size) *size = it->second.size;
     leaving_[memory] = it->second;
     followed_.erase(it);
     return true;
+}
+
+void AllocCache::let_go(VkDeviceMemory memory) {
+    std::lock_guard lock(mutex_);
+    if (leaving_.erase(memory) && live_) --live_;
 }
 
 bool AllocCache::keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicted) {

@@ -17,7 +17,8 @@
 // the flags are part of what must match). Dedicated, exported, imported, priority and
 // address-capture allocations go to the driver. Memory types that are PROTECTED or
 // LAZILY_ALLOCATED never qualify, nor sizes above kSizeCap; types the host cannot map only
-// where zeroing is off (zeroing them needs a GPU fill: see the README).
+// where zeroing is off or the GPU fills them (zero_fill.h; then only sizes that are a multiple
+// of 4, the granularity of vkCmdFillBuffer).
 //
 // Which kept allocation serves a request: the smallest of its type and flags whose size is at
 // least the request's and at most 1/8 above (the waste of a size class of 8 steps per power of
@@ -50,6 +51,7 @@ struct AllocCacheLimits {
     uint32_t max_allocations = 4096;                 // maxMemoryAllocationCount
     uint64_t heap_bound[VK_MAX_MEMORY_HEAPS] = {};   // bytes kept at most per heap
     bool host_invisible_types = false;               // may keep types the host cannot map
+    bool gpu_fill = false;                           // ... zeroed by the GPU (sizes of 4n only)
 };
 
 class AllocCache {
@@ -59,9 +61,15 @@ public:
 
     // `mib` 0: min(256 MiB, 5% of the heap).
     static uint64_t heap_bound(VkDeviceSize heap_size, uint32_t mib);
-    // The limits of a device (zeroing on: only host-visible types are kept).
+    // The limits of a device (zeroing on: only host-visible types are kept, unless `gpu_fill`:
+    // the GPU zeroes the others).
     static AllocCacheLimits limits_for(const VkPhysicalDeviceMemoryProperties& memory, const VkPhysicalDeviceLimits& limits,
-                                       uint32_t mib, bool zero);
+                                       uint32_t mib, bool zero, bool gpu_fill = false);
+    // Whether recycled memory of `type` is zeroed by the GPU (zeroing on, the host cannot map it).
+    bool gpu_filled(uint32_t type) const {
+        return limits_.gpu_fill && type < limits_.memory.memoryTypeCount &&
+               !(limits_.memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+    }
     // The allocate flags of a plain request (0 without a VkMemoryAllocateFlagsInfo); nullopt:
     // not plain, the driver serves it and it is never kept.
     static std::optional<VkMemoryAllocateFlags> plain(const VkMemoryAllocateInfo& info,
@@ -96,8 +104,11 @@ public:
     void mapped(VkDeviceMemory memory, bool is_mapped);
 
     // vkFreeMemory: whether the cache wants the allocation (then the caller unmaps it if
-    // `*is_mapped` and calls keep()), and its memory type. Forgets it as live either way.
-    bool wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type);
+    // `*is_mapped` and calls keep() or let_go()), its memory type and size. Forgets it as live
+    // either way.
+    bool wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size = nullptr);
+    // An allocation wants() accepted that the caller frees after all (its fill buffer could not be had).
+    void let_go(VkDeviceMemory memory);
     // Keeps an allocation wants() accepted: true, with the older kept allocations to free to
     // make room in `evicted`; false (it is larger than the heap's bound): the caller frees it.
     bool keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicted);

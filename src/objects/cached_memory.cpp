@@ -2,6 +2,7 @@
 
 #include "core/log.h"
 #include "objects/alloc_cache.h"
+#include "objects/zero_fill.h"
 
 #include <chrono>
 #include <cstring>
@@ -17,11 +18,74 @@ bool out_of_memory(VkResult r) {
     return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_TOO_MANY_OBJECTS;
 }
 
+// With z.mutex held.
+QueueFiller* filler_of(GpuZero& z, PendingFills::QueueId id) {
+    for (auto& [key, f] : z.queues)
+        if (PendingFills::QueueId(reinterpret_cast<uintptr_t>(f.get())) == id) return f.get();
+    return nullptr;
+}
+
+// Memory of the layer's domain goes back to the driver: a fill of it that may still run is
+// waited for first (rare: the fill ran ahead of the application's work, which the application
+// waited for before freeing; a trim can meet a fill no submission covered yet), and the fill
+// buffer over it goes first.
+void give_back(DeviceState& d, VkDeviceMemory memory) {
+    if (GpuZero* z = d.gpu_zero.get()) {
+        VkBuffer buffer = VK_NULL_HANDLE;
+        std::optional<PendingFills::Ticket> t;
+        QueueFiller* f = nullptr;
+        {
+            // Under the submissions' lock: a submission that took this memory's fill has
+            // submitted it (a ticket) or failed (owed again, forgotten here) by then, never
+            // records over a buffer destroyed meanwhile.
+            std::lock_guard lock(z->mutex);
+            t = z->fills.release(memory, &buffer);
+            if (t) f = filler_of(*z, t->queue);
+        }
+        uint64_t value = 0;
+        if (t && f && (z->counter_value(d.device, f->timeline, &value) != VK_SUCCESS || value < t->value)) {
+            d.stats.add(Counter::AllocCacheFillHostWaits);
+            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            wait.semaphoreCount = 1;
+            wait.pSemaphores = &f->timeline;
+            wait.pValues = &t->value;
+            // (A lost device answers at once: its work runs no more.)
+            watch_device_loss(d, z->wait_semaphores(d.device, &wait, UINT64_MAX));
+        }
+        if (buffer) d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
+    }
+    d.dispatch.FreeMemory(d.device, memory, nullptr);
+}
+
 void release(DeviceState& d, const std::vector<VkDeviceMemory>& memories) {
     for (VkDeviceMemory m : memories) {
-        d.dispatch.FreeMemory(d.device, m, nullptr);
+        give_back(d, m);
         d.stats.add(Counter::AllocCacheTrims);
     }
+}
+
+// The fill buffer of an allocation of a GPU-filled type, made and bound at its first keep.
+// False: no buffer of TRANSFER_DST usage can cover it whole (its type is not in the buffer's
+// memoryTypeBits, the buffer needs more than the allocation, or a call failed): not kept.
+bool ensure_fill_buffer(DeviceState& d, GpuZero& z, VkDeviceMemory memory, uint32_t type, VkDeviceSize size) {
+    if (z.fills.buffer_of(memory)) return true;
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = size;
+    info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    // (Written only by our fills, on whichever queue they run; the application reads the memory
+    // through resources of its own, first used after the fill.)
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    if (d.dispatch.CreateBuffer(d.device, &info, nullptr, &buffer) != VK_SUCCESS) return false;
+    VkMemoryRequirements reqs{};
+    d.dispatch.GetBufferMemoryRequirements(d.device, buffer, &reqs);
+    if (!(reqs.memoryTypeBits & (1u << type)) || reqs.size > size ||
+        d.dispatch.BindBufferMemory(d.device, buffer, memory, 0) != VK_SUCCESS) {
+        d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
+        return false;
+    }
+    z.fills.set_buffer(memory, buffer);
+    return true;
 }
 
 // Zeroes a recycled host-visible allocation (the whole of it: a map of VK_WHOLE_SIZE sees it
@@ -68,7 +132,17 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
     const bool followed = flags && cache->qualifies(type, info->allocationSize);
     if (followed) {
         const AllocCache::Taken t = cache->take(type, *flags, info->allocationSize);
-        if (t.memory) {
+        if (t.memory && cache->gpu_filled(type)) {
+            // Handed out at once; zeroed by the GPU ahead of the application's next submission
+            // (every kept allocation of such a type has its fill buffer).
+            if (d.gpu_zero->fills.owe(t.memory, t.size)) {
+                d.stats.add(Counter::AllocCacheHits);
+                *memory = t.memory;
+                return VK_SUCCESS;
+            }
+            cache->dropped(t.memory);
+            give_back(d, t.memory);
+        } else if (t.memory) {
             if (!d.settings.alloc_cache_zero || zero(d, t.memory, type, t.size)) {
                 if (d.settings.alloc_cache_zero) d.stats.add(Counter::AllocCacheZeroed);
                 d.stats.add(Counter::AllocCacheHits);
@@ -76,7 +150,7 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
                 return VK_SUCCESS;
             }
             cache->dropped(t.memory);  // unmappable after all: the driver's, and a fresh one below
-            d.dispatch.FreeMemory(d.device, t.memory, nullptr);
+            give_back(d, t.memory);
         }
         d.stats.add(Counter::AllocCacheMisses);
     }
@@ -100,9 +174,19 @@ void free_memory(DeviceState& d, VkDeviceMemory memory, const VkAllocationCallba
     AllocCache* cache = d.alloc_cache.get();
     bool is_mapped = false;
     uint32_t type = 0;
-    if (!cache || !memory || !cache->wants(memory, &is_mapped, &type)) {
+    VkDeviceSize size = 0;
+    if (!cache || !memory || !cache->wants(memory, &is_mapped, &type, &size)) {
         d.dispatch.FreeMemory(d.device, memory, allocator);
         return;
+    }
+    if (cache->gpu_filled(type)) {
+        // A fill owed and not yet submitted is owed again only when it is handed out again.
+        d.gpu_zero->fills.forgive(memory);
+        if (!ensure_fill_buffer(d, *d.gpu_zero, memory, type, size)) {
+            cache->let_go(memory);
+            give_back(d, memory);
+            return;
+        }
     }
     // (wants() follows only allocations made with a null allocator.) The mapping goes before
     // anyone else can take it: vkFreeMemory would have ended it.
@@ -111,7 +195,7 @@ void free_memory(DeviceState& d, VkDeviceMemory memory, const VkAllocationCallba
     const bool kept = cache->keep(memory, &evicted);
     release(d, evicted);
     if (!kept) {
-        d.dispatch.FreeMemory(d.device, memory, nullptr);
+        give_back(d, memory);
         return;
     }
     d.stats.add(Counter::AllocCacheKept);
@@ -125,7 +209,177 @@ void memory_mapped(DeviceState& d, VkDeviceMemory memory, bool mapped) {
 
 void destroy_cached_memory(DeviceState& d) {
     if (!d.alloc_cache) return;
-    for (VkDeviceMemory m : d.alloc_cache->drain()) d.dispatch.FreeMemory(d.device, m, nullptr);
+    GpuZero* z = d.gpu_zero.get();
+    if (z) {
+        // Our submissions end before anything they name goes (a lost device's at once).
+        for (auto& [key, f] : z->queues) {
+            if (!f->value) continue;
+            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+            wait.semaphoreCount = 1;
+            wait.pSemaphores = &f->timeline;
+            wait.pValues = &f->value;
+            z->wait_semaphores(d.device, &wait, UINT64_MAX);
+            z->fills.completed(PendingFills::QueueId(reinterpret_cast<uintptr_t>(f.get())), f->value);
+        }
+    }
+    // (Fills still owed are simply dropped with their memory.)
+    for (VkDeviceMemory m : d.alloc_cache->drain()) give_back(d, m);
+    if (!z) return;
+    for (VkBuffer buffer : z->fills.drain_buffers()) d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
+    for (auto& [key, f] : z->queues) {
+        if (f->pool) d.dispatch.DestroyCommandPool(d.device, f->pool, nullptr);  // frees our command buffers
+        if (f->timeline) d.dispatch.DestroySemaphore(d.device, f->timeline, nullptr);
+    }
+    z->queues.clear();
+}
+
+// --- the GPU fill at submission ---------------------------------------------------------------
+
+namespace {
+// The queue's filler, made at its first use (with z.mutex held). Null: a call failed.
+QueueFiller* filler_for(DeviceState& d, GpuZero& z, QueueState& q) {
+    auto it = z.queues.find(&q);
+    if (it != z.queues.end()) return it->second.get();
+    auto f = std::make_unique<QueueFiller>();
+    f->queue = q.queue;
+    VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pool.queueFamilyIndex = q.family;
+    if (d.dispatch.CreateCommandPool(d.device, &pool, nullptr, &f->pool) != VK_SUCCESS) return nullptr;
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo sem{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    if (d.dispatch.CreateSemaphore(d.device, &sem, nullptr, &f->timeline) != VK_SUCCESS) {
+        d.dispatch.DestroyCommandPool(d.device, f->pool, nullptr);
+        return nullptr;
+    }
+    return z.queues.emplace(&q, std::move(f)).first->second.get();
+}
+
+// A command buffer of ours on `f`, free again (its submission done), or a new one; recorded
+// with the fills and the barrier that makes them visible to everything after it on the queue.
+VkResult record_fills(DeviceState& d, QueueFiller& f, uint64_t completed, const std::vector<PendingFills::Fill>& fills,
+                      VkCommandBuffer* out) {
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    VkResult r = VK_SUCCESS;
+    if (!f.cbs.empty() && f.cbs.front().second <= completed) {
+        cb = f.cbs.front().first;
+        f.cbs.pop_front();
+        r = d.dispatch.ResetCommandBuffer(cb, 0);
+    } else {
+        VkCommandBufferAllocateInfo info{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        info.commandPool = f.pool;
+        info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        info.commandBufferCount = 1;
+        r = d.dispatch.AllocateCommandBuffers(d.device, &info, &cb);
+        if (r == VK_SUCCESS && d.set_loader_data) r = d.set_loader_data(d.device, cb);
+        if (r != VK_SUCCESS && cb) d.dispatch.FreeCommandBuffers(d.device, f.pool, 1, &cb);
+    }
+    if (r != VK_SUCCESS) return r;
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    r = d.dispatch.BeginCommandBuffer(cb, &begin);
+    if (r == VK_SUCCESS) {
+        for (const PendingFills::Fill& fill : fills) d.dispatch.CmdFillBuffer(cb, fill.buffer, 0, VK_WHOLE_SIZE, 0);
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+        barrier.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+        d.dispatch.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
+                                      &barrier, 0, nullptr, 0, nullptr);
+        r = d.dispatch.EndCommandBuffer(cb);
+    }
+    if (r != VK_SUCCESS) {
+        d.dispatch.FreeCommandBuffers(d.device, f.pool, 1, &cb);
+        return r;
+    }
+    *out = cb;
+    return VK_SUCCESS;
+}
+}  // namespace
+
+VkResult before_submission(DeviceState& d, QueueState* q) {
+    GpuZero* z = d.gpu_zero.get();
+    if (!z || !z->fills.active() || !q) return VK_SUCCESS;
+    if (d.lost.load(std::memory_order_acquire)) return VK_SUCCESS;  // nothing more reaches the driver
+    // Fills run on queues that can record transfer commands (sparse-only or video queues
+    // leave them owed for the next queue that can).
+    if (!(q->flags & (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT))) return VK_SUCCESS;
+    std::lock_guard lock(z->mutex);
+    // What completed since the last look (one counter read per queue with fills in flight).
+    for (const PendingFills::Wait& w : z->fills.unfinished()) {
+        for (auto& [key, f] : z->queues) {
+            if (PendingFills::QueueId(reinterpret_cast<uintptr_t>(f.get())) != w.queue) continue;
+            uint64_t value = 0;
+            if (z->counter_value(d.device, f->timeline, &value) == VK_SUCCESS) z->fills.completed(w.queue, value);
+        }
+    }
+    QueueFiller* f = filler_for(d, *z, *q);
+    if (!f) return VK_ERROR_OUT_OF_HOST_MEMORY;  // the application's work must not see old contents
+    const PendingFills::QueueId id = reinterpret_cast<uintptr_t>(f);
+    const std::vector<PendingFills::Wait> waits = z->fills.waits_for(id);
+    std::vector<PendingFills::Fill> fills = z->fills.take();
+    if (fills.empty() && waits.empty()) return VK_SUCCESS;
+
+    uint64_t completed = 0;
+    if (z->counter_value(d.device, f->timeline, &completed) == VK_SUCCESS) z->fills.completed(id, completed);
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    if (!fills.empty()) {
+        if (VkResult r = watch_device_loss(d, record_fills(d, *f, completed, fills, &cb)); r != VK_SUCCESS) {
+            z->fills.failed(fills);
+            return r;
+        }
+    }
+    std::vector<VkSemaphore> wait_semaphores;
+    std::vector<uint64_t> wait_values;
+    std::vector<VkPipelineStageFlags> wait_stages;
+    for (const PendingFills::Wait& w : waits) {
+        for (auto& [key, other] : z->queues) {
+            if (PendingFills::QueueId(reinterpret_cast<uintptr_t>(other.get())) != w.queue) continue;
+            wait_semaphores.push_back(other->timeline);
+            wait_values.push_back(w.value);
+            wait_stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+        }
+    }
+    const uint64_t value = f->value + 1;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.waitSemaphoreValueCount = uint32_t(wait_values.size());
+    values.pWaitSemaphoreValues = wait_values.data();
+    values.signalSemaphoreValueCount = 1;
+    values.pSignalSemaphoreValues = &value;
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+    submit.waitSemaphoreCount = uint32_t(wait_semaphores.size());
+    submit.pWaitSemaphores = wait_semaphores.data();
+    submit.pWaitDstStageMask = wait_stages.data();
+    submit.commandBufferCount = cb ? 1 : 0;
+    submit.pCommandBuffers = &cb;
+    submit.signalSemaphoreCount = 1;
+    submit.pSignalSemaphores = &f->timeline;
+    VkResult r;
+    {
+        // The queue's lock while it fuses (the flusher submits on it too).
+        std::unique_lock<std::mutex> queue_lock;
+        if (q->fusion) queue_lock = std::unique_lock(q->fusion->mutex());
+        r = watch_device_loss(d, d.dispatch.QueueSubmit(q->queue, 1, &submit, VK_NULL_HANDLE));
+    }
+    d.stats.add(Counter::DriverSubmits);
+    if (r != VK_SUCCESS) {
+        if (cb) d.dispatch.FreeCommandBuffers(d.device, f->pool, 1, &cb);
+        z->fills.failed(fills);
+        return r;
+    }
+    f->value = value;
+    if (cb) f->cbs.emplace_back(cb, value);
+    z->fills.submitted(id, value, fills);
+    for (const PendingFills::Wait& w : waits) z->fills.waited(id, w);
+    d.stats.add(Counter::AllocCacheFillSubmits);
+    if (!waits.empty()) d.stats.add(Counter::AllocCacheFillWaits);
+    if (d.stats.enabled()) {
+        d.stats.add(Counter::AllocCacheGpuFills, fills.size());
+        VkDeviceSize bytes = 0;
+        for (const PendingFills::Fill& fill : fills) bytes += fill.size;
+        d.stats.add(Counter::AllocCacheGpuFillBytes, bytes);
+    }
+    return VK_SUCCESS;
 }
 
 }  // namespace slipstream::objects

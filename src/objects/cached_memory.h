@@ -19,7 +19,13 @@ void free_memory(DeviceState& d, VkDeviceMemory memory, const VkAllocationCallba
 // The driver mapped or unmapped `memory` (as it went down: a twin of cached readback's is
 // not followed).
 void memory_mapped(DeviceState& d, VkDeviceMemory memory, bool mapped);
-// vkDestroyDevice: everything kept goes back to the driver.
+// vkDestroyDevice: everything kept goes back to the driver (after our fills ended).
 void destroy_cached_memory(DeviceState& d);
+// Before an application's submission to `q` reaches fusion or the driver (vkQueueSubmit,
+// vkQueueSubmit2): the zero fills owed (zero_fill.h) go first, in a submission of ours on `q`,
+// which also waits for fills of other queues not known complete. One atomic load while none
+// are owed or running. An error (of our submission) is the application's submission's answer:
+// its work must not run over memory that was not zeroed.
+VkResult before_submission(DeviceState& d, QueueState* q);
 
 }  // namespace slipstream::objects

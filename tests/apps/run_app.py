@@ -29,6 +29,11 @@ in VK_LAYER_ENABLES): without it, the 1.3.239 layer checks hazards only within e
 buffer, not across submissions, which is where a layer that batches submissions could break
 things.
 
+With --layout NAME, every mode (including "off") runs over the memory-layout test layer
+(VK_LAYER_SLIPSTREAM_test_memory_layout, tests/layers, under Slipstream and the validation
+layer), which presents layout NAME (tests/unit/memory_layouts.h) on the real device: memory
+policy then meets types lavapipe lacks (device-local-only memory, for one).
+
 With --skip-if REGEX, a run whose output has a line matching it (the program could not run
 what the test needs on this device, and said so) ends the test: the driver prints
 "SKIPPED: <that line>" (ctest's SKIP_REGULAR_EXPRESSION) and exits 0.
@@ -56,6 +61,8 @@ CHECKSUM_RE = re.compile(r"^checksum: ([0-9a-f]{16})$")
 QUEUE_SUBMIT_CHECK = "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT"
 STATS_VAR = "VK_SLIPSTREAM_STATS_FILE"
 ARGS_ENV = []  # --env VAR=VALUE items
+LAYOUT = []  # --layout NAME
+MEMORY_LAYER = "VK_LAYER_SLIPSTREAM_test_memory_layout"
 SKIP_STATS_VAR = "SLIPSTREAM_SUITE_SKIP_STATS_CHECK"
 
 
@@ -83,6 +90,8 @@ def parse_args(argv):
                    help="a program output line matching this skips the test (SKIPPED: ...)")
     p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
                    help="set in every mode's environment (repeatable)")
+    p.add_argument("--layout", metavar="NAME",
+                   help="run over the memory-layout test layer presenting layout NAME")
     args = p.parse_args(ours)
     args.modes = [m for m in args.modes.split(",") if m]
     # SLIPSTREAM_SUITE_MODES narrows the modes run (the ThreadSanitizer stage leaves out the
@@ -103,6 +112,8 @@ def parse_args(argv):
         p.error(str(e))
     args.program = program
     ARGS_ENV.extend(args.env)
+    if args.layout:
+        LAYOUT.append(args.layout)
     return args
 
 
@@ -128,7 +139,14 @@ def run_program(argv, env, timeout, into):
 
 
 def mode_env(mode, build_dir, stats_file):
-    env = slipstream_env.layer_env(mode, build_dir)
+    below = [MEMORY_LAYER] if LAYOUT else []
+    env = slipstream_env.layer_env(mode, build_dir, extra_layers_below=below)
+    if LAYOUT:
+        # After Slipstream's folder: Debian's loader (1.3.239) stacks layers in the order it
+        # discovers their manifests.
+        test_layers = os.path.join(os.path.abspath(build_dir), "test_layers")
+        env["VK_ADD_LAYER_PATH"] = ":".join([p for p in (env.get("VK_ADD_LAYER_PATH"), test_layers) if p])
+        env["SLIPSTREAM_TEST_MEMORY_LAYOUT"] = LAYOUT[0]
     if mode == "validation" and QUEUE_SUBMIT_CHECK not in env.get("VK_LAYER_ENABLES", ""):
         sys.exit("run_app.py: slipstream_env no longer enables cross-submission sync validation")
     for item in ARGS_ENV:

@@ -5,7 +5,8 @@
 //
 //   fault_app [--steps N] [--wait-every K] [--wait fence|poll|queue-idle|device-idle|timeline|ring]
 //             [--submit submit|submit2] [--timeout-ns T] [--secondary-every M] [--sleep-us U]
-//             [--words W] [--readback-block]
+//             [--words W] [--readback-block] [--churn N [--churn-kib K] [--churn-rounds R]]
+//             [--churn-device] [--fresh-fences]
 //
 // The workload: an upload copy, N dependent dispatches of the chain_step kernel ping-ponging
 // between two buffers (one command buffer each, opening with a compute barrier), a copy into a
@@ -25,6 +26,17 @@
 // sets the buffers' size (longer dispatches: waits that block in the driver).
 // --readback-block allocates the readback memory as a block 4x its buffer's size plus 1 MiB:
 // Slipstream's cached readback learns what it is for only from its first use (a copy into it).
+// --churn N: before the workload, R rounds (--churn-rounds, default 1) of N allocations of the
+// upload buffer's memory type, all alive at once, then all freed (Slipstream's allocation cache
+// keeps them): allocation i of a round is K + 4*i KiB (--churn-kib, default 64), sizes no request
+// of the workload's fits into, so the cache holds memory when the workload allocates its own.
+// --churn-device: the churn allocates the chain buffers' memory type (the first DEVICE_LOCAL
+// one) instead, and its first two allocations have their size, so that the cache hands them to
+// the chain buffers (recycled device-local memory, zeroed by Slipstream's GPU fill ahead of the
+// first submission where the host cannot map it).
+// --fresh-fences: fence and poll waits use a fence created for the group's last submission and
+// destroyed after its wait (Slipstream's fence pool); a fence whose submission failed is
+// destroyed at once, work it may stand for possibly still pending.
 
 // Allocations, in this order: the two chain buffers (first DEVICE_LOCAL type), upload (first
 // HOST_VISIBLE|HOST_COHERENT), readback (first HOST_VISIBLE|DEVICE_LOCAL, else HOST_VISIBLE|
@@ -90,6 +102,9 @@ struct Options {
     uint32_t secondary_every = 0;
     uint32_t sleep_us = 0;  // after every submission: batches then go by Slipstream's deadline flusher
     bool readback_block = false;
+    uint32_t churn = 0, churn_kib = 64, churn_rounds = 1;
+    bool churn_device = false;
+    bool fresh_fences = false;
 };
 
 // The first error, every error, and what the application called.
@@ -161,6 +176,44 @@ void destroy_buffer(vkapp::Context& ctx, Buffer& b) {
     b = Buffer{};
 }
 
+// --churn: rounds of allocations alive at once, then freed. False when an allocation failed.
+bool churn(vkapp::Context& ctx, const Options& o, VkBufferUsageFlags device_usage) {
+    int type = vkapp::find_memory_type(ctx.memory_properties, ~0u, suite::kHostMemory);
+    VkDeviceSize chain_size = 0;
+    if (o.churn_device) {
+        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+        bci.size = kBytes;
+        bci.usage = device_usage;
+        VkBuffer probe = VK_NULL_HANDLE;
+        if (!g_log.ok(vkCreateBuffer(ctx.device, &bci, nullptr, &probe), "vkCreateBuffer")) return false;
+        VkMemoryRequirements req;
+        vkGetBufferMemoryRequirements(ctx.device, probe, &req);
+        vkDestroyBuffer(ctx.device, probe, nullptr);
+        type = memory_type(ctx, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+        chain_size = req.size;
+    }
+    if (type < 0) {
+        std::fprintf(stderr, "fault_app: no memory type to churn\n");
+        std::exit(2);
+    }
+    for (uint32_t round = 0; round < o.churn_rounds; ++round) {
+        std::vector<VkDeviceMemory> held;
+        bool ok = true;
+        for (uint32_t i = 0; i < o.churn && ok; ++i) {
+            VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+            mai.allocationSize = chain_size && i < 2 ? chain_size : (VkDeviceSize(o.churn_kib) + 4 * i) << 10;
+            mai.memoryTypeIndex = uint32_t(type);
+            VkDeviceMemory m = VK_NULL_HANDLE;
+            g_log.called("vkAllocateMemory");
+            ok = g_log.ok(vkAllocateMemory(ctx.device, &mai, nullptr, &m), "vkAllocateMemory");
+            if (ok) held.push_back(m);
+        }
+        for (VkDeviceMemory m : held) vkFreeMemory(ctx.device, m, nullptr);
+        if (!ok) return false;
+    }
+    return true;
+}
+
 // Everything one run of the workload on one device holds; destroyed in ~Workload.
 class Workload {
 public:
@@ -204,6 +257,7 @@ bool Workload::setup() {
                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     constexpr VkMemoryPropertyFlags dl = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
     constexpr VkMemoryPropertyFlags host = suite::kHostMemory;
+    if (o_.churn && !churn(ctx_, o_, dev)) return false;
     for (Buffer& b : ping_)
         if (!create_buffer(ctx_, dev, dl, 0, b)) return false;
     if (!create_buffer(ctx_, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, host, host, upload_)) return false;
@@ -245,7 +299,8 @@ bool Workload::setup() {
             return false;
         secondaries_ = cbs;
     }
-    const uint32_t fences = o_.wait == WaitKind::Ring ? kRing : (o_.wait == WaitKind::Fence || o_.wait == WaitKind::Poll) ? 1 : 0;
+    const bool fence_waits = o_.wait == WaitKind::Fence || o_.wait == WaitKind::Poll;
+    const uint32_t fences = o_.wait == WaitKind::Ring ? kRing : fence_waits && !o_.fresh_fences ? 1 : 0;
     for (uint32_t i = 0; i < fences; ++i) {
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         g_log.called("vkCreateFence");
@@ -425,14 +480,23 @@ bool Workload::run(bool* correct) {
             fence = fences_[k];
             ring_busy_[k] = true;
         } else if (last_of_group && (o_.wait == WaitKind::Fence || o_.wait == WaitKind::Poll)) {
+            if (o_.fresh_fences) {
+                VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+                g_log.called("vkCreateFence");
+                if (!g_log.ok(vkCreateFence(ctx_.device, &fi, nullptr, &fences_[0]), "vkCreateFence")) return false;
+            }
             fence = fences_[0];
         }
         if (!submit(cbs_[i], fence, last_of_group && o_.wait == WaitKind::Timeline)) {
             if (o_.wait == WaitKind::Ring) ring_busy_[i % kRing] = false;  // a failed submission signals nothing
-            return false;
+            return false;  // (a fresh fence is destroyed with the rest)
         }
         if (o_.sleep_us) std::this_thread::sleep_for(std::chrono::microseconds(o_.sleep_us));
         if (last_of_group && !wait_group(fence)) return false;
+        if (fence && o_.fresh_fences) {
+            vkDestroyFence(ctx_.device, fence, nullptr);
+            fences_[0] = VK_NULL_HANDLE;
+        }
     }
     // The CPU reference.
     std::vector<uint32_t> a = initial_, b(kN);
@@ -506,7 +570,8 @@ void Workload::destroy() {
     std::fprintf(stderr,
                  "usage: %s [--steps N] [--wait-every K] [--wait fence|poll|queue-idle|device-idle|timeline|ring]\n"
                  "          [--submit submit|submit2] [--timeout-ns T] [--secondary-every M] [--sleep-us U]\n"
-                 "          [--words W] [--readback-block]\n",
+                 "          [--words W] [--readback-block] [--churn N [--churn-kib K] [--churn-rounds R]]\n"
+                 "          [--churn-device] [--fresh-fences]\n",
                  self);
     std::exit(2);
 }
@@ -527,6 +592,11 @@ Options parse(int argc, char** argv) {
         else if (a == "--timeout-ns") o.timeout_ns = number(i);
         else if (a == "--secondary-every") o.secondary_every = uint32_t(std::min<uint64_t>(number(i), 1000));
         else if (a == "--readback-block") o.readback_block = true;
+        else if (a == "--fresh-fences") o.fresh_fences = true;
+        else if (a == "--churn-device") o.churn_device = true;
+        else if (a == "--churn") o.churn = uint32_t(std::min<uint64_t>(number(i), 256));
+        else if (a == "--churn-kib") o.churn_kib = uint32_t(std::max<uint64_t>(16, std::min<uint64_t>(number(i), 65536)));
+        else if (a == "--churn-rounds") o.churn_rounds = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(number(i), 1000)));
         else if (a == "--sleep-us") o.sleep_us = uint32_t(std::min<uint64_t>(number(i), 100000));
         else if (a == "--words") {
             kN = uint32_t(std::max<uint64_t>(64, std::min<uint64_t>(number(i), 1u << 24)));

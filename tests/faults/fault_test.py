@@ -112,10 +112,15 @@ class Case:
     validation:   the Khronos validation layer goes under the fault layer: Slipstream must not
                   misuse the driver after a fault (a command into a command buffer whose begin
                   failed, ...); any validation message fails the run
+    test_env:     environment of the test layers, in every mode (the memory-layout layer's
+                  heap limits and budget)
+    faultless:    nothing is injected (`faults` is empty): the case checks what Slipstream does
+                  under the conditions the test layers present (a heap under budget pressure)
     """
 
     def __init__(self, name, faults, args=(), modes=SUBMIT_MODES, expect=None, own_calls=False,
-                 off_thread=False, env=None, layout=None, stats=(), validation=False, timing=False):
+                 off_thread=False, env=None, layout=None, stats=(), validation=False, timing=False,
+                 test_env=None, faultless=False):
         self.name, self.faults, self.args, self.modes = name, faults, list(args), modes
         self.expect = dict(expect or {})
         self.own_calls, self.off_thread = own_calls, off_thread
@@ -124,6 +129,8 @@ class Case:
         self.stats = list(stats)
         self.validation = validation
         self.timing = timing
+        self.test_env = dict(test_env or {})
+        self.faultless = faultless
 
 
 def everywhere(what, modes):
@@ -216,6 +223,64 @@ def cases(long_form):
                   expect=everywhere("correct", ("none", "plain", "fuse")),
                   stats=[("readback_deferred_allocations", ">=", 1), ("readback_deferred_moves", "==", 0),
                          ("readback_twins_allocated", "==", 0)]))
+    # --- the object pools (issue 22): the allocation cache and the fence pool ---
+    # --churn 8: eight host-visible allocations made and freed before the workload's own, which
+    # the cache keeps; the 9th allocation (the workload's first) finds the driver out of memory:
+    # the cache gives what it holds back and asks again, and the application sees success.
+    alloc_modes = ("none", "plain", "fuse")
+    c.append(Case("alloc-oom-cache-retry", "vkAllocateMemory@9=" + OOD, ["--wait", "fence", "--churn", "8"],
+                  modes=alloc_modes, expect={"none": "error", "plain": "correct", "fuse": "correct"},
+                  stats=[("alloc_cache_retries", "==", 1), ("alloc_cache_kept", ">=", 8),
+                         ("alloc_cache_trims", ">=", 8)]))
+    # ... with a 1 MiB bound and 40 allocations (64 to 220 KiB, 5.6 MiB) freed: never more than
+    # the bound held (the statistic is the peak), the oldest given back to make room.
+    c.append(Case("alloc-oom-cache-retry-bound", "vkAllocateMemory@41=" + OOD,
+                  ["--wait", "queue-idle", "--churn", "40"], modes=alloc_modes,
+                  env={"VK_SLIPSTREAM_ALLOC_CACHE_MIB": "1"},
+                  expect={"none": "error", "plain": "correct", "fuse": "correct"},
+                  stats=[("alloc_cache_retries", "==", 1), ("alloc_cache_kept", ">=", 40),
+                         ("alloc_cache_bytes_held", "<=", 1 << 20), ("alloc_cache_trims", ">=", 30)]))
+    # Budget pressure: the memory-layout layer presents nvidia-bar with VK_EXT_memory_budget and
+    # a 4 MiB budget on the system heap (1); 14 allocations of 256 to 308 KiB (3.86 MiB, above
+    # 90% of it) are freed: the first keep finds the heap under pressure and gives the heap's
+    # kept memory back. Nothing fails, nothing is injected.
+    c.append(Case("alloc-cache-budget", "", ["--wait", "fence", "--churn", "14", "--churn-kib", "256"],
+                  modes=alloc_modes, layout="nvidia-bar", faultless=True,
+                  test_env={"SLIPSTREAM_TEST_MEMORY_BUDGET": "1", "SLIPSTREAM_TEST_HEAP_LIMIT": "1:4M"},
+                  expect=everywhere("correct", alloc_modes),
+                  stats=[("alloc_cache_trims", ">=", 1), ("alloc_cache_retries", "==", 0),
+                         ("alloc_cache_kept", ">=", 14)]))
+    # Device loss with the pools holding things: a fresh fence per submission (kept by the
+    # pool after its wait), memory kept by the cache; the 3rd submission loses the device, and
+    # its fence (never signaled) and everything else is destroyed after the loss.
+    c.append(Case("submit-lost-pools", "vkQueueSubmit@3=" + LOST, latency + ["--fresh-fences", "--churn", "8"],
+                  expect=everywhere("error", SUBMIT_MODES),
+                  stats=[("alloc_cache_kept", ">=", 8), ("fences_kept", ">=", 2)]))
+    # A pooled fence whose submission reached the driver, destroyed after its wait returned
+    # VK_ERROR_DEVICE_LOST (its work may never signal it): quarantined, never handed out signaled.
+    c.append(Case("fence-wait-lost-pooled", f"vkWaitForFences@2={LOST};vkGetFenceStatus@3={LOST}",
+                  ["--wait", "fence", "--wait-every", "4", "--fresh-fences"] + BIG, modes=WAIT_MODES,
+                  expect=everywhere("error", WAIT_MODES)))
+    # The GPU zero fill: under nvidia-bar the chain buffers' type is device-local only; --churn
+    # --churn-device frees two allocations of their size first, which the cache hands them, so
+    # Slipstream's fill goes ahead of the first submission (the first vkQueueSubmit the fault
+    # layer sees). The upload copy into the recycled memory must come after the zeros.
+    fill_args = ["--wait", "fence", "--wait-every", "1", "--churn", "4", "--churn-device"]
+    c.append(Case("gpu-fill-correct", "", fill_args, modes=alloc_modes, layout="nvidia-bar", faultless=True,
+                  validation=True,
+                  expect=everywhere("correct", alloc_modes),
+                  stats=[("alloc_cache_gpu_fills", ">=", 2), ("alloc_cache_fill_submits", ">=", 1)]))
+    # Our fill's submission finds the device lost, or out of memory: the application's
+    # submission returns that error (its work must not run over memory not zeroed).
+    for name, code in (("lost", LOST), ("oom", OOD)):
+        c.append(Case(f"gpu-fill-submit-{name}", "vkQueueSubmit@1=" + code, fill_args, modes=alloc_modes,
+                      layout="nvidia-bar", expect=everywhere("error", alloc_modes),
+                      stats=[("alloc_cache_fill_submits", "==", 0)]))
+    # ... and the device is lost after the fills ran: vkDestroyDevice's wait for our timeline
+    # must come back, with the kept memory and its fill buffers freed.
+    c.append(Case("gpu-fill-lost-later", "vkQueueSubmit@4=" + LOST, fill_args, modes=alloc_modes,
+                  layout="nvidia-bar", expect=everywhere("error", alloc_modes),
+                  stats=[("alloc_cache_fill_submits", ">=", 1)]))
     # --- Slipstream's own machinery (fusion, lazy recording) ---
     for n in (1, 2, 3):
         c.append(Case(f"batch-begin-fails-{n}", f"vkBeginCommandBuffer@{n}=" + OOH, ["--wait", "fence"] + DEADLINE,
@@ -309,6 +374,7 @@ def run_env(args, case, mode, tmpdir, run):
         env.update(knobs)
         env.update(case.env)
         env["VK_SLIPSTREAM_STATS_FILE"] = os.path.join(tmpdir, run.name.replace(":", "_") + ".stats.json")
+    env.update(case.test_env)
     env["SLIPSTREAM_TEST_FAULTS"] = case.faults
     env["SLIPSTREAM_TEST_FAULTS_REPORT"] = os.path.join(tmpdir, run.name.replace(":", "_") + ".faults.json")
     if case.layout:
@@ -484,7 +550,10 @@ def check(run):
         p.append(f"the next device: {f['next-device']}")
 
     # 4. faults were injected, where they were meant to land
-    if run.injected == 0 and not (mode == "none" and case.own_calls) and not never_reached(case, mode, dev):
+    if case.faultless:
+        if run.injected:
+            p.append(f"{run.injected} fault(s) injected in a case that injects none")
+    elif run.injected == 0 and not (mode == "none" and case.own_calls) and not never_reached(case, mode, dev):
         p.append(NO_FAULT)
     if case.off_thread and mode in FUSING and int(dev.get("injected_off_thread", 0)) == 0:
         p.append(OFF_THREAD)

@@ -14,6 +14,11 @@
 //                                              that heap would exceed <bytes> (suffix K/M/G, KiB...)
 //   SLIPSTREAM_TEST_FAIL_TYPE=<type>[,...]      every allocation of these types fails the same way
 //   SLIPSTREAM_TEST_MEMORY_REPORT=<path>       JSON written at each vkDestroyDevice
+//   SLIPSTREAM_TEST_MEMORY_BUDGET=1            list VK_EXT_memory_budget among the device's
+//                                              extensions where the driver does not (lavapipe):
+//                                              with a layout presented, the budgets this layer
+//                                              answers (a heap's limit, its live bytes) are then
+//                                              what the layers above may ask for
 // Indices are those the application sees (fake ones when a layout is presented). The environment
 // is read at the first vkCreateInstance of the process, or of an instance-free period, which also
 // resets the counters.
@@ -78,6 +83,7 @@ struct Config {
     std::map<uint32_t, VkDeviceSize> heap_limits;
     std::set<uint32_t> fail_types;
     std::string report_path;
+    bool budget_extension = false;
 };
 
 bool parse_u64(const std::string& text, uint64_t& out, bool allow_suffix) {
@@ -151,6 +157,7 @@ Config read_config() {
         }
     }
     if (const char* path = std::getenv("SLIPSTREAM_TEST_MEMORY_REPORT")) config.report_path = path;
+    if (const char* budget = std::getenv("SLIPSTREAM_TEST_MEMORY_BUDGET")) config.budget_extension = *budget == '1';
     return config;
 }
 
@@ -430,6 +437,45 @@ VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceMemoryProperties2KHR(VkPhysicalDevic
     present_properties2(physicalDevice, pProps, pProps->memoryProperties);
 }
 
+// SLIPSTREAM_TEST_MEMORY_BUDGET: the driver's device extensions, plus VK_EXT_memory_budget (a
+// query only: nothing needs enabling below, and an application that enables it is not expected).
+VKAPI_ATTR VkResult VKAPI_CALL EnumerateDeviceExtensionProperties(VkPhysicalDevice physicalDevice,
+                                                                  const char* pLayerName, uint32_t* pCount,
+                                                                  VkExtensionProperties* pProps) {
+    InstanceState* state = instance_state(key_of(physicalDevice));
+    if (!state) return VK_ERROR_INITIALIZATION_FAILED;
+    bool add = false;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        add = g_config.budget_extension && !pLayerName;
+    }
+    if (!add) return state->dispatch.EnumerateDeviceExtensionProperties(physicalDevice, pLayerName, pCount, pProps);
+    uint32_t n = 0;
+    VkResult r = state->dispatch.EnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, nullptr);
+    if (r != VK_SUCCESS) return r;
+    std::vector<VkExtensionProperties> all(n);
+    r = state->dispatch.EnumerateDeviceExtensionProperties(physicalDevice, nullptr, &n, all.data());
+    if (r < 0) return r;
+    all.resize(n);
+    bool listed = false;
+    for (const VkExtensionProperties& e : all)
+        listed = listed || std::strcmp(e.extensionName, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME) == 0;
+    if (!listed) {
+        VkExtensionProperties budget{};
+        std::snprintf(budget.extensionName, sizeof budget.extensionName, "%s", VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+        budget.specVersion = VK_EXT_MEMORY_BUDGET_SPEC_VERSION;
+        all.push_back(budget);
+    }
+    if (!pProps) {
+        *pCount = uint32_t(all.size());
+        return VK_SUCCESS;
+    }
+    const uint32_t copied = std::min<uint32_t>(*pCount, uint32_t(all.size()));
+    std::copy(all.begin(), all.begin() + copied, pProps);
+    *pCount = copied;
+    return copied < all.size() ? VK_INCOMPLETE : VK_SUCCESS;
+}
+
 // ---- device -------------------------------------------------------------------------------
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice,
@@ -659,6 +705,7 @@ const Hook kInstanceHooks[] = {
     HOOK(GetPhysicalDeviceMemoryProperties),
     HOOK(GetPhysicalDeviceMemoryProperties2),
     HOOK(GetPhysicalDeviceMemoryProperties2KHR),
+    HOOK(EnumerateDeviceExtensionProperties),
 };
 
 const Hook kDeviceHooks[] = {
