@@ -43,7 +43,7 @@ struct Settings {
     LazyRecord lazy_record = LazyRecord::Auto;  // fusion: capture only (or, on the latency path, record at the end)
     bool narrow_barriers = true;  // fusion: ALL_COMMANDS barriers narrowed to the batch's stages
     bool narrow_history = true;   // test-only: the full barriers that keep narrowing correct
-    bool elide_barriers = false;  // fusion: no fuse barrier between captures of disjoint memory
+    bool elide_barriers = true;   // fusion: no fuse barrier between captures of disjoint memory
     ElideProof elide_proof = ElideProof::On;  // test-only
     std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
     bool object_pool = true;  // keep destroyed fences and timeline semaphores for reuse instead of destroying them
