@@ -34,7 +34,7 @@ def main():
             continue
         fn = name[2:]
         queue = cmd["args"][0]
-        body = [f"VKAPI_ATTR {cmd['ret']} VKAPI_CALL {fn}({cmd['param_list']}) {{\n",
+        body = [f"static VKAPI_ATTR {cmd['ret']} VKAPI_CALL {fn}({cmd['param_list']}) {{\n",
                 f"    submit::FlushedQueue flushed(find_queue({queue}), submit::FlushReason::PassThrough);\n"]
         if cmd["ret"] == "VkResult":
             body.append("    if (flushed.error() < 0) return flushed.error();\n")
