@@ -4,7 +4,8 @@
 Outputs (into --out-dir):
   command_table.h     CommandId enum and, for every vkCmd* command of the registry, what kind
                       of work it is, which pipeline stages it executes in and whether
-                      Slipstream can capture it (gen_capture.py decides; src/ uses it).
+                      Slipstream can capture it (vk_registry.CAPTURABLE, which gen_capture.py
+                      checks; src/ uses it).
   cmd_intercepts.inl  one pass-through wrapper per vkCmd* command that records the command's
                       kind in its command buffer's state and, while the command buffer has a
                       capture, captures the command (or marks the buffer non-capturable),
