@@ -252,7 +252,7 @@ def read_hooks(path, registry, script):
     """The entries of `path`, by (kind, name), checked: see layer/hooks.txt for the format and
     its rules."""
     top = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-    entries, kind, file, errors = {}, None, None, []
+    entries, kind, file, last, errors = {}, None, None, None, []
     with open(path) as f:
         for number, raw in enumerate(f, 1):
             where = f"{os.path.basename(path)}:{number}"
@@ -261,7 +261,7 @@ def read_hooks(path, registry, script):
                 continue
             if line[0].isspace():
                 tag, _, why = line.strip().partition(":")
-                if not entries or tag not in TAGS or not why.strip():
+                if last is None or tag not in TAGS or not why.strip():
                     errors.append(f"{where}: an indented line is 'buffers: why' or 'queue: why' under an entry")
                 elif tag in last.tags:
                     errors.append(f"{where}: a second '{tag}:' for {last.name}")
@@ -270,13 +270,16 @@ def read_hooks(path, registry, script):
                 continue
             words = line.split(None, 2)
             if words[0] in ("hooks", "resolvers") and len(words) == 2:
-                kind, file = words[0][:-1], words[1]
+                kind, file, last = words[0][:-1], words[1], None
                 if not os.path.isfile(os.path.join(top, file)):
                     errors.append(f"{where}: no file {file}")
                 continue
-            name, _, why = line.partition(" ")
+            name, why = (line.split(None, 1) + [""])[:2]
             if kind is None:
                 errors.append(f"{where}: an entry before any 'hooks FILE' or 'resolvers FILE' line")
+                continue
+            if not name.startswith("vk"):
+                errors.append(f"{where}: an entry is a command name (vk...), then its reason")
                 continue
             if (kind, name) in entries:
                 errors.append(f"{where}: {name} is listed twice as a {kind}")
