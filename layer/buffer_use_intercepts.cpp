@@ -1,7 +1,7 @@
 // Commands that can name a VkBuffer or VkDeviceMemory and have no other hook: generated
 // wrappers (tools/gen/gen_buffer_uses.py) that let cached readback resolve deferred binds
-// before the driver sees them, and the descriptor update templates whose opaque data those
-// resolvers read.
+// before the driver sees them, and the hooks of descriptor update templates whose opaque data
+// those resolvers read (layer/hooks.txt).
 #include "buffer_uses.h"
 #include "hooks.h"
 #include "core/object_state.h"
@@ -55,12 +55,6 @@ const NamedProc* buffer_use_intercepts(size_t* count) {
     static const std::vector<NamedProc> all = [] {
         std::vector<NamedProc> v;
         for (const auto& entry : kBufferUseIntercepts) v.push_back({entry.name, entry.fn});
-#define ADD(fn) v.push_back({"vk" #fn, reinterpret_cast<PFN_vkVoidFunction>(fn)})
-        ADD(CreateDescriptorUpdateTemplate);
-        ADD(CreateDescriptorUpdateTemplateKHR);
-        ADD(DestroyDescriptorUpdateTemplate);
-        ADD(DestroyDescriptorUpdateTemplateKHR);
-#undef ADD
         return v;
     }();
     *count = all.size();

@@ -1,6 +1,7 @@
 // Interception of every vkCmd*: records what kind of work each command is in its command
 // buffer's state, captures it while the command buffer has a capture (VK_SLIPSTREAM_FUSE),
-// then calls down. The wrappers are generated from vk.xml.
+// then calls down. The wrappers are generated from vk.xml; vkCmdExecuteCommands is hooked by
+// hand (layer/hooks.txt).
 #include "buffer_uses.h"
 #include "capture/capture_control.h"
 #include "capture_commands.h"
@@ -38,7 +39,6 @@ const NamedProc* command_intercepts(size_t* count) {
     static const std::vector<NamedProc> all = [] {
         std::vector<NamedProc> v;
         for (const auto& entry : kGeneratedCommandIntercepts) v.push_back({entry.name, entry.fn});
-        v.push_back({"vkCmdExecuteCommands", reinterpret_cast<PFN_vkVoidFunction>(CmdExecuteCommands)});
         return v;
     }();
     *count = all.size();

@@ -57,11 +57,11 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkC
 // A command buffer fusion still has to replay from (an application that resets or frees one
 // whose work it has not waited for) first has its batches go: its capture must not change or
 // go away under them.
-void settle(DeviceState& d, const CommandBufferState* cb) {
+static void settle(DeviceState& d, const CommandBufferState* cb) {
     if (d.fusion && cb && cb->in_batches.load(std::memory_order_acquire) != 0)
         submit::flush_device(d, submit::FlushReason::PassThrough);
 }
-void settle_pool(DeviceState& d, VkCommandPool pool) {
+static void settle_pool(DeviceState& d, VkCommandPool pool) {
     if (d.fusion && d.open_batches.load(std::memory_order_acquire) != 0 && pool_has_batched(d, pool))
         submit::flush_device(d, submit::FlushReason::PassThrough);
 }
@@ -124,7 +124,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetCommandBuffer(VkCommandBuffer cb, VkCommandB
 // Layouts a capture may name (FUSION.md rule 5): a lazy capture keeps them alive until it
 // goes; a capture next to a native recording is not replayed once one of them went (the
 // application's own recording still is valid). Update templates too (buffer_use_intercepts.cpp).
-capture::LayoutKeeper::Destroyers layout_destroyers(const DeviceState& d) {
+static capture::LayoutKeeper::Destroyers layout_destroyers(const DeviceState& d) {
     return {d.dispatch.DestroyPipelineLayout, d.dispatch.DestroyDescriptorSetLayout,
             d.dispatch.DestroyDescriptorUpdateTemplate, d.dispatch.DestroyDescriptorUpdateTemplateKHR};
 }

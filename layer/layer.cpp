@@ -5,6 +5,7 @@
 #include "core/object_state.h"
 #include "memory/readback_buffer_uses.h"
 
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -12,75 +13,47 @@
 namespace slipstream::hooks {
 namespace {
 
-VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* name);
-VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* name);
-
 using ProcTable = std::unordered_map<std::string_view, PFN_vkVoidFunction>;
-#define PROC(fn) {"vk" #fn, reinterpret_cast<PFN_vkVoidFunction>(fn)}
 
-const ProcTable& instance_procs() {
-    static const ProcTable table = {
-        PROC(GetInstanceProcAddr), PROC(CreateInstance), PROC(DestroyInstance), PROC(CreateDevice),
-        PROC(EnumerateDeviceExtensionProperties),
-    };
-    return table;
+// kInstanceHooks and kDeviceHooks: every hook of layer/hooks.txt (tools/gen/gen_hooks.py).
+#include "hook_table.inl"
+
+void add(ProcTable& table, const NamedProc* procs, size_t count) {
+    for (size_t i = 0; i < count; ++i) table.emplace(procs[i].name, procs[i].fn);
 }
 
-const ProcTable& device_procs() {
+const ProcTable& instance_procs() {
     static const ProcTable table = [] {
-        ProcTable t = {
-            PROC(GetDeviceProcAddr), PROC(DestroyDevice), PROC(GetDeviceQueue), PROC(GetDeviceQueue2),
-            PROC(AllocateCommandBuffers), PROC(FreeCommandBuffers), PROC(DestroyCommandPool),
-            PROC(ResetCommandPool), PROC(BeginCommandBuffer), PROC(ResetCommandBuffer),
-            PROC(CreateCommandPool), PROC(EndCommandBuffer),
-            PROC(QueueSubmit), PROC(QueueSubmit2), PROC(QueueSubmit2KHR), PROC(QueueBindSparse),
-            PROC(QueuePresentKHR), PROC(AcquireNextImageKHR), PROC(AcquireNextImage2KHR), PROC(GetFenceStatus), PROC(CreateFence), PROC(ResetFences), PROC(DestroyFence),
-            PROC(ImportFenceFdKHR), PROC(GetFenceFdKHR), PROC(WaitForFences),
-            PROC(CreateBuffer), PROC(DestroyBuffer), PROC(CreateImage), PROC(DestroyImage),
-            PROC(GetBufferMemoryRequirements), PROC(GetBufferMemoryRequirements2),
-            PROC(GetBufferMemoryRequirements2KHR), PROC(GetDeviceBufferMemoryRequirements),
-            PROC(GetDeviceBufferMemoryRequirementsKHR), PROC(GetImageMemoryRequirements),
-            PROC(GetImageMemoryRequirements2), PROC(GetImageMemoryRequirements2KHR),
-            PROC(GetDeviceImageMemoryRequirements), PROC(GetDeviceImageMemoryRequirementsKHR),
-            PROC(AllocateMemory), PROC(FreeMemory), PROC(BindBufferMemory), PROC(BindImageMemory),
-            PROC(BindBufferMemory2), PROC(BindBufferMemory2KHR), PROC(BindImageMemory2),
-            PROC(BindImageMemory2KHR), PROC(MapMemory), PROC(UnmapMemory), PROC(FlushMappedMemoryRanges),
-            PROC(InvalidateMappedMemoryRanges),
-            PROC(WaitSemaphores), PROC(WaitSemaphoresKHR), PROC(QueueWaitIdle), PROC(DeviceWaitIdle),
-            PROC(GetQueryPoolResults),
-            PROC(GetEventStatus), PROC(GetSemaphoreFdKHR),
-            PROC(CreateSemaphore), PROC(DestroySemaphore), PROC(SignalSemaphore), PROC(SignalSemaphoreKHR),
-            PROC(GetSemaphoreCounterValue), PROC(GetSemaphoreCounterValueKHR), PROC(ImportSemaphoreFdKHR),
-            PROC(DestroyPipelineLayout), PROC(DestroyDescriptorSetLayout),
-            PROC(CreateBufferView), PROC(DestroyBufferView), PROC(CreateImageView), PROC(DestroyImageView),
-            PROC(CreateDescriptorSetLayout), PROC(AllocateDescriptorSets), PROC(FreeDescriptorSets),
-            PROC(ResetDescriptorPool), PROC(DestroyDescriptorPool), PROC(UpdateDescriptorSets),
-            PROC(UpdateDescriptorSetWithTemplate), PROC(UpdateDescriptorSetWithTemplateKHR),
-            PROC(CreateShaderModule), PROC(DestroyShaderModule), PROC(CreateComputePipelines), PROC(DestroyPipeline),
-            PROC(DestroySampler), PROC(DestroyQueryPool), PROC(DestroyEvent),
-        };
-#ifdef VK_USE_PLATFORM_WIN32_KHR
-        t.emplace("vkImportFenceWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(ImportFenceWin32HandleKHR));
-        t.emplace("vkImportSemaphoreWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(ImportSemaphoreWin32HandleKHR));
-        t.emplace("vkGetSemaphoreWin32HandleKHR", reinterpret_cast<PFN_vkVoidFunction>(GetSemaphoreWin32HandleKHR));
-#endif
-        size_t count = 0;
-        const NamedProc* commands = command_intercepts(&count);
-        for (size_t i = 0; i < count; ++i) t.emplace(commands[i].name, commands[i].fn);
-        const NamedProc* queue_functions = queue_intercepts(&count);
-        for (size_t i = 0; i < count; ++i) t.emplace(queue_functions[i].name, queue_functions[i].fn);
-        const NamedProc* uses = buffer_use_intercepts(&count);
-        for (size_t i = 0; i < count; ++i) t.emplace(uses[i].name, uses[i].fn);
+        ProcTable t;
+        add(t, kInstanceHooks, std::size(kInstanceHooks));
         return t;
     }();
     return table;
 }
-#undef PROC
+
+// The hooks first, then the generated wrappers (which leave out every hooked command).
+const ProcTable& device_procs() {
+    static const ProcTable table = [] {
+        ProcTable t;
+        add(t, kDeviceHooks, std::size(kDeviceHooks));
+        size_t count = 0;
+        const NamedProc* commands = command_intercepts(&count);
+        add(t, commands, count);
+        const NamedProc* queue_functions = queue_intercepts(&count);
+        add(t, queue_functions, count);
+        const NamedProc* uses = buffer_use_intercepts(&count);
+        add(t, uses, count);
+        return t;
+    }();
+    return table;
+}
 
 PFN_vkVoidFunction find(const ProcTable& table, const char* name) {
     auto it = table.find(name);
     return it == table.end() ? nullptr : it->second;
 }
+
+}  // namespace
 
 VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* name) {
     DeviceState* state = device ? find_device(device) : nullptr;
@@ -111,7 +84,6 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance
     return next;
 }
 
-}  // namespace
 }  // namespace slipstream::hooks
 
 extern "C" {

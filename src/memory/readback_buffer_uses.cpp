@@ -1,4 +1,4 @@
-// The hand-written resolvers (src/memory/readback_buffer_uses.txt lists them for the generator): the
+// The hand-written resolvers (layer/hooks.txt lists them, as "resolvers", for the generator): the
 // commands whose use of a buffer tells host-read staging from memory the GPU reads. A transfer
 // WRITE into a buffer, with no read of the same memory in the command, moves its undecided
 // memory (src/memory/readback_deferral.h); everything else keeps it.

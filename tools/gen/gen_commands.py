@@ -4,22 +4,25 @@
 Outputs (into --out-dir):
   command_table.h     CommandId enum and, for every vkCmd* command of the registry, what kind
                       of work it is, which pipeline stages it executes in and whether
-                      Slipstream can capture it (gen_capture.py decides; src/ uses it).
+                      Slipstream can capture it (vk_registry.CAPTURABLE, which gen_capture.py
+                      checks; src/ uses it).
   cmd_intercepts.inl  one pass-through wrapper per vkCmd* command that records the command's
                       kind in its command buffer's state and, while the command buffer has a
                       capture, captures the command (or marks the buffer non-capturable),
-                      plus a name -> function table (layer/ includes it). Commands listed in
-                      --manual are left out of the wrappers: layer/ writes those by hand.
+                      plus a name -> function table (layer/ includes it). Commands hooked by
+                      hand (--hooks, layer/hooks.txt) are left out of the wrappers.
 
 The classification of commands into kinds and stages is the table RULES below; vk.xml's
 `tasks` attribute says whether a command is an action, state, synchronization or
 indirection command. An action command that no rule matches is classified Other with
 ALL_COMMANDS stages, the conservative answer.
 """
-import argparse
+import os
 import re
 import sys
-import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vk_registry  # noqa: E402
 
 # (name regex, kind, stage flag names without the VK_PIPELINE_STAGE_2_ prefix; checked
 # against vk.xml's VkPipelineStageFlagBits2).
@@ -54,63 +57,6 @@ KINDS = ["State", "Sync", "Debug", "Compute", "Transfer", "Graphics", "Query",
          "AccelerationStructure", "RayTracing", "Video", "Indirection", "Other"]
 
 
-def command_text(elem):
-    return "".join(elem.itertext()).strip()
-
-
-def for_vulkan(elem):
-    api = elem.get("api")
-    return api is None or "vulkan" in api.split(",")
-
-
-def load(registry):
-    root = ET.parse(registry).getroot()
-    protect_of_platform = {p.get("name"): p.get("protect") for p in root.iter("platform")}
-    commands, aliases = {}, {}
-    for c in root.findall("commands/command"):
-        if not for_vulkan(c):
-            continue
-        if c.get("alias"):
-            aliases[c.get("name")] = c.get("alias")
-            continue
-        proto = c.find("proto")
-        name = proto.find("name").text
-        params = [p for p in c.findall("param") if for_vulkan(p)]
-        commands[name] = {
-            "ret": command_text(proto)[: -len(name)].strip(),
-            "params": [command_text(p) for p in params],
-            "args": [p.find("name").text for p in params],
-            "tasks": (c.get("tasks") or "").split(","),
-        }
-    # Which commands the C headers declare, and under which #ifdef.
-    present = {}
-    for feature in root.findall("feature"):
-        if "vulkan" not in feature.get("api", "vulkan").split(","):
-            continue
-        for req in feature.findall("require"):
-            for cmd in req.findall("command"):
-                present.setdefault(cmd.get("name"), None)
-    for ext in root.findall("extensions/extension"):
-        if "vulkan" not in ext.get("supported", "").split(","):
-            continue
-        protect = protect_of_platform.get(ext.get("platform"))
-        if ext.get("provisional") == "true":
-            protect = "VK_ENABLE_BETA_EXTENSIONS"
-        for req in ext.findall("require"):
-            if not for_vulkan(req):
-                continue
-            for cmd in req.findall("command"):
-                name = cmd.get("name")
-                if name not in present or (present[name] is not None and protect is None):
-                    present[name] = protect
-    # Stage names usable without VK_ENABLE_BETA_EXTENSIONS.
-    provisional = {e.get("name") for ext in root.findall("extensions/extension")
-                   if ext.get("provisional") == "true" for e in ext.iter("enum")}
-    stages = {e.get("name") for e in root.iter("enum")
-              if e.get("name", "").startswith("VK_PIPELINE_STAGE_2_")} - provisional
-    return commands, aliases, present, stages
-
-
 def classify(name, tasks):
     if "indirection" in tasks:
         return "Indirection", ["ALL_COMMANDS_BIT"]
@@ -130,42 +76,20 @@ def stage_expr(stages, known):
     names = [f"VK_PIPELINE_STAGE_2_{s}" for s in stages]
     bad = [n for n in names if n not in known]
     if bad:
-        sys.exit(f"gen_commands.py: RULES name stages that vk.xml does not define: {bad}")
+        vk_registry.fail("gen_commands.py", f"RULES name stages that vk.xml does not define: {bad}")
     return " | ".join(names)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--registry", required=True)
-    ap.add_argument("--out-dir", required=True)
-    ap.add_argument("--manual", help="file listing vkCmd* commands whose wrappers are hand-written")
-    opts = ap.parse_args()
-    commands, aliases, present, known_stages = load(opts.registry)
-    from gen_capture import capturable_commands  # noqa: E402 (imports this module's load)
-    capture_fns = capturable_commands(opts.registry)
-    from gen_buffer_uses import buffer_commands  # noqa: E402
-    buffer_cmds = buffer_commands(opts.registry)
-    manual = set()
-    if opts.manual:
-        with open(opts.manual) as f:
-            manual = {l.split("#")[0].strip() for l in f} - {""}
+    opts = vk_registry.arguments(__doc__, hooks=True)
+    registry = vk_registry.Registry(opts.registry)
+    capture_fns = registry.capturable()
+    buffer_cmds = registry.buffer_uses()
+    manual = {n for n in vk_registry.hooks_of(vk_registry.read_hooks(opts.hooks, registry, "gen_commands.py"))
+              if n.startswith("vkCmd")}
+    entries = [e for e in registry.declared() if e[0].startswith("vkCmd")]  # (name, definition, protect)
 
-    entries = []  # (name, definition, protect)
-    for name in sorted(present):
-        if not name.startswith("vkCmd"):
-            continue
-        base = aliases.get(name, name)
-        while base in aliases:
-            base = aliases[base]
-        if base not in commands:
-            continue
-        entries.append((name, commands[base], present[name]))
-    unknown = sorted(m for m in manual if m not in {e[0] for e in entries})
-    if unknown:
-        sys.exit(f"gen_commands.py: --manual names commands not in the registry: {unknown}")
-
-    banner = ("// Generated by tools/gen/gen_commands.py from vk.xml. Do not edit: change the "
-              "generator.\n")
+    banner = vk_registry.banner("gen_commands.py")
     table = [banner, "#pragma once\n", "#include <vulkan/vulkan.h>\n", "#include <cstdint>\n\n",
              "namespace slipstream {\n\n",
              "// What kind of work a command is. The order is part of the statistics' JSON.\n",
@@ -186,7 +110,7 @@ def main():
         kind, stages = classify(name, cmd["tasks"])
         counts[kind] = counts.get(kind, 0) + 1
         capturable = "true" if name in capture_fns else "false"
-        table.append(f'    {{"{name}", CommandKind::{kind}, {stage_expr(stages, known_stages)}, {capturable}}},\n')
+        table.append(f'    {{"{name}", CommandKind::{kind}, {stage_expr(stages, registry.stages)}, {capturable}}},\n')
     table += ["};\n\n", "}  // namespace slipstream\n"]
 
     inl = [banner,
@@ -202,8 +126,8 @@ def main():
         if name in manual:
             continue
         fn = name[2:]
-        params = ", ".join(cmd["params"])
-        args = ", ".join(cmd["args"])
+        params = cmd["param_list"]
+        args = cmd["arg_list"]
         ret = cmd["ret"]
         cid = f"slipstream::CommandId::{fn}"
         if name in capture_fns:
@@ -224,23 +148,15 @@ def main():
                 f"{watch}"
                 f"    if (s.capture) {capture}\n"
                 f"    {'return ' if ret != 'void' else ''}s.device->dispatch.{fn}({args});\n")
-        text = f"static VKAPI_ATTR {ret} VKAPI_CALL {fn}({params}) {{\n{body}}}\n"
-        if protect:
-            text = f"#ifdef {protect}\n{text}#endif\n"
-        inl.append(text)
+        inl.append(vk_registry.guard(f"static VKAPI_ATTR {ret} VKAPI_CALL {fn}({params}) {{\n{body}}}\n", protect))
         names.append((name, fn, protect))
     inl.append("\n// Every generated wrapper, by name, for vkGetDeviceProcAddr.\n")
     inl.append("static const struct { const char* name; PFN_vkVoidFunction fn; } "
                "kGeneratedCommandIntercepts[] = {\n")
-    for name, fn, protect in names:
-        line = f'    {{"{name}", reinterpret_cast<PFN_vkVoidFunction>({fn})}},\n'
-        inl.append(f"#ifdef {protect}\n{line}#endif\n" if protect else line)
+    inl += vk_registry.proc_table(names)
     inl.append("};\n")
-
-    with open(f"{opts.out_dir}/command_table.h", "w") as f:
-        f.write("".join(table))
-    with open(f"{opts.out_dir}/cmd_intercepts.inl", "w") as f:
-        f.write("".join(inl))
+    vk_registry.write(opts.out_dir, "command_table.h", table)
+    vk_registry.write(opts.out_dir, "cmd_intercepts.inl", inl)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     print(f"gen_commands.py: {len(entries)} vkCmd* commands ({summary}); "
           f"{len(manual)} hand-written; {len(capture_fns)} capturable")
