@@ -136,6 +136,7 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
             // Handed out at once; zeroed by the GPU ahead of the application's next submission
             // (every kept allocation of such a type has its fill buffer).
             if (d.gpu_zero->fills.owe(t.memory, t.size)) {
+                d.stats.add(Counter::AllocCacheZeroed);
                 d.stats.add(Counter::AllocCacheHits);
                 *memory = t.memory;
                 return VK_SUCCESS;
