@@ -31,6 +31,14 @@ def manifest_dirs(build_dir, share=None):
     }
 
 
+def validation_enables():
+    """VK_LAYER_ENABLES for the validation layer: synchronization validation, and (the second
+    flag) the 1.3.239 layer's checks of hazards *between* submissions too, the ones a batching
+    layer could introduce."""
+    return ("VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT:"
+            "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT")
+
+
 def layer_env(mode, build_dir, base=None, extra_layers_below=(), share=None):
     """Returns a copy of `base` (default: os.environ) set up for `mode`, with the manifests
     of `build_dir`, or of the installation whose data folder is `share` (build_dir None).
@@ -66,10 +74,7 @@ def layer_env(mode, build_dir, base=None, extra_layers_below=(), share=None):
     layers = [LAYER]
     if mode == "validation":
         layers.append(VALIDATION)
-        # The second flag makes the 1.3.239 validation layer check hazards *between*
-        # submissions too, the ones a batching layer could introduce.
-        env["VK_LAYER_ENABLES"] = ("VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT:"
-                                   "VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT")
+        env["VK_LAYER_ENABLES"] = validation_enables()
     layers += below
     env["VK_INSTANCE_LAYERS"] = ":".join(layers)
     return env
