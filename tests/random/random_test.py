@@ -89,7 +89,8 @@ def run_once(args, seed, config, ops=None, drop=None):
             k, _, v = item.partition("=")
             env[k] = v
     env.pop(STATS_VAR, None)
-    argv = [args.program, "--seed", str(seed), "--ops", str(ops if ops is not None else args.ops)]
+    argv = [args.program, "--seed", str(seed), "--ops", str(ops if ops is not None else args.ops),
+            "--queues", str(args.queues)]
     if drop:
         argv += ["--drop", ",".join(str(i) for i in sorted(drop))]
     with tempfile.TemporaryDirectory(prefix="slipstream-random-") as tmp:
@@ -147,12 +148,14 @@ def check_seed(args, seed, configs, ops=None, drop=None):
 def command_line(args, seed, config, ops, drop):
     name, mode, extra = config
     env = " ".join(f"{k}={v}" for k, v in extra.items())
-    line = f"{args.program} --seed {seed} --ops {ops}"
+    line = f"{args.program} --seed {seed} --ops {ops} --queues {args.queues}"
     if drop:
         line += " --drop " + ",".join(str(i) for i in sorted(drop))
     how = {"off": "DISABLE_SLIPSTREAM=1", "on": "tools/slipstream run --",
-           "validation": "tools/slipstream run --validation --"}[mode]
-    if mode == "off":
+           "validation": "tools/slipstream run --validation --",
+           "off+validation": (f"DISABLE_SLIPSTREAM=1 VK_INSTANCE_LAYERS={slipstream_env.VALIDATION} "
+                              f"VK_LAYER_ENABLES={slipstream_env.validation_enables()}")}[mode]
+    if mode in ("off", "off+validation"):
         return f"{how} {line}"
     return f"{env + ' ' if env else ''}{how} {line}"
 
@@ -189,6 +192,10 @@ def main(argv):
     p.add_argument("--count", type=int, default=10)
     p.add_argument("--start", type=int, default=1)
     p.add_argument("--ops", type=int, default=60)
+    # Two queues where the device has them. On the H200 (16 queues in its first family) the
+    # 1.3.239 validation layer reports cross-queue races in some generated two-queue programs
+    # with Slipstream and without it alike (validation_alone); --queues 1 leaves them out.
+    p.add_argument("--queues", type=int, default=2, help="queues the program may use (default 2)")
     p.add_argument("--long", action="store_true", help="2000 seeds of 120 actions")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--shrink", action="store_true")
