@@ -5,6 +5,7 @@
 // different handles almost never touch the same lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -101,6 +102,49 @@ private:
     const Shard& shard(Key key) const { return shards_[shard_index(key)]; }
 
     Shard shards_[kShards];
+};
+
+// A lock-free table in front of a HandleMap for handles that are few and looked up by every
+// call (devices: every hook finds its device). A HandleMap lookup takes its shard's shared
+// lock, two atomic read-modify-writes on a cache line every thread shares; here a lookup is a
+// few acquire loads. Holds pointers it does not own; a handle that finds no free slot is left
+// to the map behind it (find() then answers null and the caller asks the map).
+template <typename Value, unsigned kSlots = 16>
+class FewHandles {
+public:
+    Value* find(const void* key) const {
+        for (const Slot& s : slots_)
+            if (s.key.load(std::memory_order_acquire) == key) return s.value.load(std::memory_order_relaxed);
+        return nullptr;
+    }
+    // The value is published before its key (a slot is reserved first, so that two inserts
+    // never write one slot's value).
+    void insert(const void* key, Value* value) {
+        for (Slot& s : slots_) {
+            const void* none = nullptr;
+            if (!s.key.compare_exchange_strong(none, kReserved, std::memory_order_acquire)) continue;
+            s.value.store(value, std::memory_order_relaxed);
+            s.key.store(key, std::memory_order_release);
+            return;
+        }
+    }
+    // Before the value goes: no lookup of `key` may be made from then on (the handle is being
+    // destroyed, which external synchronization orders after every use of it).
+    void erase(const void* key) {
+        for (Slot& s : slots_) {
+            if (s.key.load(std::memory_order_relaxed) != key) continue;
+            s.value.store(nullptr, std::memory_order_relaxed);
+            s.key.store(nullptr, std::memory_order_release);
+        }
+    }
+
+private:
+    static inline const void* const kReserved = reinterpret_cast<const void*>(uintptr_t(1));
+    struct Slot {
+        std::atomic<const void*> key{nullptr};
+        std::atomic<Value*> value{nullptr};
+    };
+    Slot slots_[kSlots];
 };
 
 }  // namespace slipstream

@@ -17,6 +17,10 @@ HandleMap<void*, DeviceState>& devices() {
     static auto* map = new HandleMap<void*, DeviceState>();
     return *map;
 }
+FewHandles<DeviceState>& recent_devices() {
+    static auto* table = new FewHandles<DeviceState>();
+    return *table;
+}
 HandleMap<VkQueue, QueueState>& queues() {
     static auto* map = new HandleMap<VkQueue, QueueState>();
     return *map;
@@ -43,7 +47,11 @@ void CommandBufferState::release_layouts() {
 }
 
 InstanceState* find_instance(const void* dispatchable) { return instances().find(dispatch_key(dispatchable)); }
-DeviceState* find_device(const void* dispatchable) { return devices().find(dispatch_key(dispatchable)); }
+DeviceState* find_device(const void* dispatchable) {
+    void* key = dispatch_key(dispatchable);
+    if (DeviceState* d = recent_devices().find(key)) return d;
+    return devices().find(key);
+}
 QueueState* find_queue(VkQueue queue) { return queues().find(queue); }
 CommandBufferState* find_command_buffer(VkCommandBuffer cb) { return command_buffers().find(cb); }
 
@@ -58,10 +66,13 @@ DeviceState* add_device(std::unique_ptr<DeviceState> state) {
     static std::once_flag exit_hook;
     std::call_once(exit_hook, [] { std::atexit(report_live_devices_at_exit); });
     void* key = dispatch_key(state->device);
-    return devices().insert(key, std::move(state));
+    DeviceState* d = devices().insert(key, std::move(state));
+    recent_devices().insert(key, d);
+    return d;
 }
 
 void remove_device(VkDevice device) {
+    recent_devices().erase(dispatch_key(device));
     std::unique_ptr<DeviceState> state = devices().erase(dispatch_key(device));
     if (!state) return;
     DeviceState* raw = state.get();

@@ -58,7 +58,7 @@ AllocCache::Taken AllocCache::take(uint32_t type, VkMemoryAllocateFlags flags, V
     auto age = by_age_.find(it->second);
     const Kept k = age->second;
     remove_kept_locked(age);
-    followed_[k.memory] = Live{k.type, k.flags, k.size, false};
+    followed_[k.memory] = Live{k.type, k.flags, k.size, false, State::Live};
     ++live_;
     return Taken{k.memory, k.size};
 }
@@ -67,10 +67,7 @@ std::vector<VkDeviceMemory> AllocCache::make_room() {
     std::lock_guard lock(mutex_);
     std::vector<VkDeviceMemory> out;
     const size_t max = limits_.max_allocations;
-    while (!by_age_.empty() && live_ + leaving_.size() + by_age_.size() + 1 > max) {
-        out.push_back(by_age_.begin()->second.memory);
-        remove_kept_locked(by_age_.begin());
-    }
+    while (!by_age_.empty() && live_ + leaving_ + by_age_.size() + 1 > max) evict_locked(by_age_.begin(), &out);
     return out;
 }
 
@@ -78,57 +75,65 @@ void AllocCache::allocated(VkDeviceMemory memory, bool followed, uint32_t type, 
                            VkDeviceSize size) {
     std::lock_guard lock(mutex_);
     ++live_;
-    if (followed) followed_[memory] = Live{type, flags, size, false};
+    if (followed) followed_[memory] = Live{type, flags, size, false, State::Live};
 }
 
 void AllocCache::dropped(VkDeviceMemory memory) {
     std::lock_guard lock(mutex_);
-    if (followed_.erase(memory)) --live_;
+    auto it = followed_.find(memory);
+    if (it == followed_.end() || it->second.state != State::Live) return;
+    followed_.erase(it);
+    --live_;
 }
 
 void AllocCache::mapped(VkDeviceMemory memory, bool is_mapped) {
     std::lock_guard lock(mutex_);
     auto it = followed_.find(memory);
-    if (it != followed_.end()) it->second.mapped = is_mapped;
+    if (it != followed_.end() && it->second.state == State::Live) it->second.mapped = is_mapped;
 }
 
 bool AllocCache::wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size) {
     std::lock_guard lock(mutex_);
     auto it = followed_.find(memory);
-    if (it == followed_.end()) {
+    if (it == followed_.end() || it->second.state != State::Live) {
         if (live_) --live_;
         return false;
     }
     *is_mapped = it->second.mapped;
     *type = it->second.type;
     if (size) *size = it->second.size;
-    leaving_[memory] = it->second;
-    followed_.erase(it);
+    it->second.state = State::Leaving;
+    ++leaving_;
     return true;
 }
 
 void AllocCache::let_go(VkDeviceMemory memory) {
     std::lock_guard lock(mutex_);
-    if (leaving_.erase(memory) && live_) --live_;
+    auto it = followed_.find(memory);
+    if (it == followed_.end() || it->second.state != State::Leaving) return;
+    followed_.erase(it);
+    --leaving_;
+    if (live_) --live_;
 }
 
 bool AllocCache::keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicted) {
     std::lock_guard lock(mutex_);
-    auto it = leaving_.find(memory);
-    if (it == leaving_.end()) return false;
+    auto it = followed_.find(memory);
+    if (it == followed_.end() || it->second.state != State::Leaving) return false;
     const Live l = it->second;
-    leaving_.erase(it);
+    --leaving_;
     if (live_) --live_;
     const uint32_t heap = heap_of(l.type);
     const uint64_t bound = limits_.heap_bound[heap];
-    if (l.size > bound) return false;
+    if (l.size > bound) {
+        followed_.erase(it);
+        return false;
+    }
+    it->second.state = State::Kept;
     // The oldest kept allocations of the heap make room for the newest.
     for (auto age = by_age_.begin(); age != by_age_.end() && held_[heap] + l.size > bound;) {
         auto next = std::next(age);
-        if (heap_of(age->second.type) == heap) {
-            evicted->push_back(age->second.memory);
-            remove_kept_locked(age);
-        }
+        if (heap_of(age->second.type) == heap) evict_locked(age, evicted);
         age = next;
     }
     const uint64_t seq = next_seq_++;
@@ -141,7 +146,10 @@ bool AllocCache::keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicte
 std::vector<VkDeviceMemory> AllocCache::trim_all() {
     std::lock_guard lock(mutex_);
     std::vector<VkDeviceMemory> out;
-    for (auto& [seq, k] : by_age_) out.push_back(k.memory);
+    for (auto& [seq, k] : by_age_) {
+        out.push_back(k.memory);
+        followed_.erase(k.memory);
+    }
     by_age_.clear();
     by_size_.clear();
     std::fill(std::begin(held_), std::end(held_), 0);
@@ -153,10 +161,7 @@ std::vector<VkDeviceMemory> AllocCache::trim_heap(uint32_t heap) {
     std::vector<VkDeviceMemory> out;
     for (auto age = by_age_.begin(); age != by_age_.end();) {
         auto next = std::next(age);
-        if (heap_of(age->second.type) == heap) {
-            out.push_back(age->second.memory);
-            remove_kept_locked(age);
-        }
+        if (heap_of(age->second.type) == heap) evict_locked(age, &out);
         age = next;
     }
     return out;
@@ -172,9 +177,15 @@ void AllocCache::remove_kept_locked(std::map<uint64_t, Kept>::iterator age) {
             break;
         }
     }
-    if (list->second.empty()) by_size_.erase(list);
+    // (An emptied list stays: the next keep of its type and flags needs it again.)
     held_[heap_of(k.type)] -= k.size;
     by_age_.erase(age);
+}
+
+void AllocCache::evict_locked(std::map<uint64_t, Kept>::iterator age, std::vector<VkDeviceMemory>* out) {
+    out->push_back(age->second.memory);
+    followed_.erase(age->second.memory);
+    remove_kept_locked(age);
 }
 
 uint64_t AllocCache::held(uint32_t heap) const {
@@ -196,7 +207,7 @@ size_t AllocCache::kept() const {
 
 size_t AllocCache::live() const {
     std::lock_guard lock(mutex_);
-    return live_ + leaving_.size();
+    return live_ + leaving_;
 }
 
 }  // namespace slipstream::objects

@@ -126,11 +126,16 @@ public:
     const AllocCacheLimits& limits() const { return limits_; }
 
 private:
+    // Where a followed allocation is: the application's (live), between wants() and keep()
+    // (leaving), or the cache's (kept). One entry per allocation for all three, so that the
+    // allocate + free cycle of a recycled allocation moves no hash node.
+    enum class State : uint8_t { Live, Leaving, Kept };
     struct Live {
         uint32_t type;
         VkMemoryAllocateFlags flags;
         VkDeviceSize size;
         bool mapped;
+        State state = State::Live;
     };
     struct Kept {
         VkDeviceMemory memory;
@@ -141,14 +146,16 @@ private:
     using Key = uint64_t;  // type << 32 | flags
     static Key key(uint32_t type, VkMemoryAllocateFlags flags) { return uint64_t(type) << 32 | flags; }
 
-    // With mutex_ held.
+    // With mutex_ held. remove_kept_locked leaves the allocation's entry in followed_ (take()
+    // makes it live again); evict_locked also forgets it (it goes back to the driver).
     void remove_kept_locked(std::map<uint64_t, Kept>::iterator age);
+    void evict_locked(std::map<uint64_t, Kept>::iterator age, std::vector<VkDeviceMemory>* out);
     uint32_t heap_of(uint32_t type) const { return limits_.memory.memoryTypes[type].heapIndex; }
 
     const AllocCacheLimits limits_;
     mutable std::mutex mutex_;
-    std::unordered_map<VkDeviceMemory, Live> followed_;  // live, qualifying
-    std::unordered_map<VkDeviceMemory, Live> leaving_;   // between wants() and keep()
+    std::unordered_map<VkDeviceMemory, Live> followed_;  // qualifying: live, leaving or kept
+    size_t leaving_ = 0;                                 // entries between wants() and keep()
     size_t live_ = 0;                                    // every live application allocation
     // Kept allocations: by age (a sequence number, oldest first) and by type, flags and size.
     std::map<uint64_t, Kept> by_age_;
