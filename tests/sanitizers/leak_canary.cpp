@@ -18,6 +18,9 @@ void* volatile g_sink;
 
 extern "C" {
 char* __real_getenv(const char* name);
+// Declared first: the canary is built with the layer's flags, -Wmissing-declarations among them.
+void slipstream_leak_canary_allocate();
+char* __wrap_getenv(const char* name);
 
 __attribute__((noinline)) void slipstream_leak_canary_allocate() {
     g_sink = std::malloc(kCanaryLeakBytes);
