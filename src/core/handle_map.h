@@ -120,6 +120,7 @@ public:
     // The value is published before its key (a slot is reserved first, so that two inserts
     // never write one slot's value).
     void insert(const void* key, Value* value) {
+        erase(key);  // never two slots for one key (the map behind replaces its entry too)
         for (Slot& s : slots_) {
             const void* none = nullptr;
             if (!s.key.compare_exchange_strong(none, kReserved, std::memory_order_acquire)) continue;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "vk_app.h"
+#include "rng.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -41,18 +42,7 @@ inline uint32_t parse_scale(int argc, char** argv, const char* flag = nullptr) {
     return scale;
 }
 
-// Deterministic pseudo-random numbers (splitmix64), identical on every platform.
-struct Rng {
-    uint64_t state;
-    explicit Rng(uint64_t seed) : state(seed) {}
-    uint64_t next() {
-        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    uint32_t next32() { return uint32_t(next() >> 32); }
-};
+using Rng = vkapp::Rng;
 
 // A descriptor pool for `max_sets` sets of storage buffers only.
 inline VkDescriptorPool create_storage_pool(vkapp::Context& ctx, uint32_t max_sets,

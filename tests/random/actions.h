@@ -7,27 +7,15 @@
 // that is what --ops K (the first K actions) and --drop i,j (leave actions out) rely on.
 #pragma once
 
+#include "rng.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace rnd {
 
-// Deterministic pseudo-random numbers (splitmix64), identical on every platform.
-struct Rng {
-    uint64_t state;
-    explicit Rng(uint64_t seed) : state(seed) {}
-    uint64_t next() {
-        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    // Uniform in [0, n) (n > 0).
-    uint32_t below(uint32_t n) { return uint32_t(next() % n); }
-    // True with probability percent / 100.
-    bool chance(uint32_t percent) { return below(100) < percent; }
-};
+using Rng = vkapp::Rng;
 
 enum class Kind {
     dispatch,   // a compute shader over two buffers (mix, accum or atomic)
