@@ -18,15 +18,13 @@ VkResult create_template(VkDevice device, const VkDescriptorUpdateTemplateCreate
                          const VkAllocationCallbacks* allocator, VkDescriptorUpdateTemplate* t, Next next) {
     DeviceState* d = find_device(device);
     VkResult r = (d->dispatch.*next)(device, info, allocator, t);
-    if (r == VK_SUCCESS && d->readback && d->readback->deferral()) d->readback->deferral()->template_created(*t, *info);
-    if (r == VK_SUCCESS && d->resources) d->resources->template_created(*t, *info);
+    if (r == VK_SUCCESS && d->record) d->record->template_created(*t, *info);
     return r;
 }
 void destroy_template(VkDevice device, VkDescriptorUpdateTemplate t, const VkAllocationCallbacks* allocator,
                       capture::LayoutKeeper::Kind kind) {
     DeviceState* d = find_device(device);
-    if (t && d->readback && d->readback->deferral()) d->readback->deferral()->template_destroyed(t);
-    if (t && d->resources) d->resources->template_destroyed(t);
+    if (t && d->record) d->record->template_destroyed(t);
     destroy_layout(device, kind, uint64_t(t), allocator);  // captures may name it
 }
 }  // namespace

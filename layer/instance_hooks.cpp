@@ -129,6 +129,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     auto state = std::make_unique<DeviceState>();
     state->device = *device;
     state->physical_device = physical_device;
+    for (auto* s = static_cast<const VkBaseInStructure*>(info->pNext); s; s = s->pNext)
+        if (s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_DEVICE_CREATE_INFO)
+            state->one_physical_device = reinterpret_cast<const VkDeviceGroupDeviceCreateInfo*>(s)->physicalDeviceCount <= 1;
     state->instance = instance;
     state->settings = instance->settings;
     state->stats.set_enabled(stats_wanted(state->settings));
@@ -164,11 +167,12 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     state->queue_families.resize(family_count);
     instance->dispatch.GetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count,
                                                               state->queue_families.data());
-    if (state->settings.readback != ReadbackMode::Off || state->settings.readback_steer)
-        state->readback = std::make_unique<ReadbackTracker>(*state);
+    const bool readback = state->settings.readback != ReadbackMode::Off || state->settings.readback_steer;
     // Barrier elision follows the objects a capture names from the device's first one on.
-    if (fuse && state->settings.fuse_barrier && state->settings.elide_barriers)
-        state->resources = std::make_unique<capture::ResourceRegistry>();
+    const bool elide = fuse && state->settings.fuse_barrier && state->settings.elide_barriers;
+    if (readback || elide) state->record = std::make_unique<ObjectRecord>();
+    if (readback) state->readback = std::make_unique<ReadbackTracker>(*state);
+    if (elide) state->resources = std::make_unique<capture::ResourceRegistry>(*state->record);
     log(LogLevel::Info, "active on device %p (%s)", static_cast<void*>(*device), state->properties.deviceName);
     if (fuse) submit::start_device(*state);
     add_device(std::move(state));

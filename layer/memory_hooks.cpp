@@ -1,5 +1,6 @@
-// Buffers, images, memory requirements, allocation and binding: what the readback tracker
-// needs to know which allocations the host reads back (src/memory/readback_tracker.h).
+// Buffers, images, memory requirements, allocation and binding. Each event goes once into the
+// device's object record (core/object_record.h), which cached readback and barrier elision read;
+// the readback tracker (src/memory/readback_tracker.h) is told what it acts on.
 #include "hooks.h"
 #include "core/object_state.h"
 #include "objects/cached_memory.h"
@@ -13,8 +14,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreat
                                             const VkAllocationCallbacks* allocator, VkBuffer* buffer) {
     DeviceState* d = find_device(device);
     VkResult r = d->dispatch.CreateBuffer(device, info, allocator, buffer);
-    if (r == VK_SUCCESS && d->readback) d->readback->buffer_created(*buffer, *info);
-    if (r == VK_SUCCESS && d->resources) d->resources->buffer_created(*buffer, *info);
+    if (r != VK_SUCCESS) return r;
+    if (d->record) d->record->buffer_created(*buffer, *info);
+    if (d->readback) d->readback->buffer_created(*info);
     return r;
 }
 
@@ -22,7 +24,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer, const
     DeviceState* d = find_device(device);
     if (buffer) submit::flush_before_destroy(*d);
     if (buffer && d->readback) d->readback->buffer_destroyed(buffer);
-    if (buffer && d->resources) d->resources->buffer_destroyed(buffer);
+    if (buffer && d->record) d->record->buffer_destroyed(buffer);
     d->dispatch.DestroyBuffer(device, buffer, allocator);
 }
 
@@ -30,16 +32,16 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateImage(VkDevice device, const VkImageCreateI
                                            const VkAllocationCallbacks* allocator, VkImage* image) {
     DeviceState* d = find_device(device);
     VkResult r = d->dispatch.CreateImage(device, info, allocator, image);
-    if (r == VK_SUCCESS && d->readback) d->readback->image_created(*image, *info);
-    if (r == VK_SUCCESS && d->resources) d->resources->image_created(*image, *info);
+    if (r != VK_SUCCESS) return r;
+    if (d->record) d->record->image_created(*image, *info);
+    if (d->readback) d->readback->image_created(*info);
     return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyImage(VkDevice device, VkImage image, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (image) submit::flush_before_destroy(*d);
-    if (image && d->readback) d->readback->image_destroyed(image);
-    if (image && d->resources) d->resources->image_destroyed(image);
+    if (image && d->record) d->record->image_destroyed(image);
     d->dispatch.DestroyImage(device, image, allocator);
 }
 
@@ -115,35 +117,35 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAll
     DeviceState* d = find_device(device);
     const VkResult r = d->readback ? d->readback->allocate(info, allocator, memory)
                                    : objects::allocate_memory(*d, info, allocator, memory);
-    if (r == VK_SUCCESS && d->resources) d->resources->memory_allocated(*memory, *info);
+    if (r == VK_SUCCESS && d->record) d->record->memory_allocated(*memory, *info);
     return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice device, VkDeviceMemory memory, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (memory && d->readback) d->readback->freed(memory);
-    if (memory && d->resources) d->resources->memory_freed(memory);
+    if (memory && d->record) d->record->memory_freed(memory);
     objects::free_memory(*d, memory, allocator);
 }
 
 namespace {
 ReadbackDeferral* deferral(DeviceState* d) { return d->readback ? d->readback->deferral() : nullptr; }
 
-// Barrier elision's view of binds: the application's memory and offsets (a bind cached
-// readback holds back or moves still names the application's allocation, which every
-// resource bound to it follows).
+// The record's view of binds: the application's memory and offsets (a bind cached readback
+// holds back or moves still names the application's allocation, which every resource bound to
+// it follows).
 void note_bound(DeviceState* d, VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset, bool plain) {
-    if (d->resources) d->resources->buffer_bound(buffer, memory, offset, plain);
+    if (d->record) d->record->buffer_bound(buffer, memory, offset, plain);
 }
 void note_bound(DeviceState* d, VkImage image, VkDeviceMemory memory, VkDeviceSize offset, bool plain) {
-    if (!d->resources) return;
-    if (!plain || !memory) {  // planes, swapchain images: not followed
-        d->resources->image_bound(image, memory, offset, 0, false);
+    if (!d->record) return;
+    if (!plain || !memory || !d->resources) {  // planes, swapchain images: no range followed
+        d->record->image_bound(image, memory, offset, 0, false);
         return;
     }
-    VkMemoryRequirements reqs{};
+    VkMemoryRequirements reqs{};  // only barrier elision needs the image's bytes
     d->dispatch.GetImageMemoryRequirements(d->device, image, &reqs);
-    d->resources->image_bound(image, memory, offset, reqs.size, plain);
+    d->record->image_bound(image, memory, offset, reqs.size, plain);
 }
 
 VkResult bind_buffer(DeviceState* d, VkDevice device, VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset) {
@@ -213,7 +215,7 @@ template <typename Info, typename Next>
 VkResult bind2(VkDevice device, uint32_t count, const Info* infos, Next next) {
     DeviceState* d = find_device(device);
     const VkResult r = bind2_down(d, device, count, infos, next);
-    if (r == VK_SUCCESS && d->resources) {
+    if (r == VK_SUCCESS && d->record) {
         for (uint32_t i = 0; i < count; ++i) {
             if constexpr (std::is_same_v<Info, VkBindBufferMemoryInfo>)
                 note_bound(d, infos[i].buffer, infos[i].memory, infos[i].memoryOffset, infos[i].pNext == nullptr);

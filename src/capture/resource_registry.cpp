@@ -11,23 +11,6 @@ namespace {
 // A set with more descriptors than this is not followed (bindless tables): unknown.
 constexpr uint32_t kMaxSetDescriptors = 1u << 16;
 
-// Allocation structures that do not make the memory another allocation's too (imports do).
-bool plain_allocation(const VkMemoryAllocateInfo& info) {
-    for (auto* s = static_cast<const VkBaseInStructure*>(info.pNext); s; s = s->pNext) {
-        switch (s->sType) {
-        case VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO:
-        case VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO:
-        case VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO:
-        case VK_STRUCTURE_TYPE_MEMORY_PRIORITY_ALLOCATE_INFO_EXT:
-        case VK_STRUCTURE_TYPE_MEMORY_OPAQUE_CAPTURE_ADDRESS_ALLOCATE_INFO:
-            continue;
-        default:
-            return false;
-        }
-    }
-    return true;
-}
-
 const void* find_in_chain(const void* next, VkStructureType type) {
     for (auto* s = static_cast<const VkBaseInStructure*>(next); s; s = s->pNext)
         if (s->sType == type) return s;
@@ -57,48 +40,12 @@ DescriptorUse descriptor_use(VkDescriptorType type) {
     }
 }
 
-// --- memory, buffers, images, views ---
-
-void ResourceRegistry::memory_allocated(VkDeviceMemory memory, const VkMemoryAllocateInfo& info) {
-    std::unique_lock lock(mutex_);
-    memory_[memory] = plain_allocation(info);
-}
-
-void ResourceRegistry::memory_freed(VkDeviceMemory memory) {
-    std::unique_lock lock(mutex_);
-    memory_.erase(memory);
-}
-
-bool ResourceRegistry::memory_plain(VkDeviceMemory memory) const {
-    auto it = memory_.find(memory);
-    return it != memory_.end() && it->second;
-}
-
-void ResourceRegistry::buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info) {
-    std::unique_lock lock(mutex_);
-    Buffer& b = buffers_[buffer];
-    b = {};
-    b.size = info.size;
-    b.sparse = info.flags & (VK_BUFFER_CREATE_SPARSE_BINDING_BIT | VK_BUFFER_CREATE_SPARSE_RESIDENCY_BIT |
-                             VK_BUFFER_CREATE_SPARSE_ALIASED_BIT);
-}
-
-void ResourceRegistry::buffer_bound(VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset, bool plain) {
-    std::unique_lock lock(mutex_);
-    auto it = buffers_.find(buffer);
-    if (it == buffers_.end()) return;
-    Buffer& b = it->second;
-    b.bound = {memory, offset, offset + b.size, plain && !b.sparse && memory_plain(memory)};
-}
-
-void ResourceRegistry::buffer_destroyed(VkBuffer buffer) {
-    std::unique_lock lock(mutex_);
-    buffers_.erase(buffer);
-}
+// --- views ---
 
 void ResourceRegistry::buffer_view_created(VkBufferView view, const VkBufferViewCreateInfo& info) {
     std::unique_lock lock(mutex_);
-    buffer_views_[view] = buffer_range(info.buffer, info.offset, info.range, false);
+    const ObjectRecord::Reader objects(objects_);
+    buffer_views_[view] = buffer_range(objects, info.buffer, info.offset, info.range, false);
 }
 
 void ResourceRegistry::buffer_view_destroyed(VkBufferView view) {
@@ -106,31 +53,10 @@ void ResourceRegistry::buffer_view_destroyed(VkBufferView view) {
     buffer_views_.erase(view);
 }
 
-void ResourceRegistry::image_created(VkImage image, const VkImageCreateInfo& info) {
-    std::unique_lock lock(mutex_);
-    Image& i = images_[image];
-    i = {};
-    i.sparse = info.flags & (VK_IMAGE_CREATE_SPARSE_BINDING_BIT | VK_IMAGE_CREATE_SPARSE_RESIDENCY_BIT |
-                             VK_IMAGE_CREATE_SPARSE_ALIASED_BIT | VK_IMAGE_CREATE_DISJOINT_BIT);
-}
-
-void ResourceRegistry::image_bound(VkImage image, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size,
-                                   bool plain) {
-    std::unique_lock lock(mutex_);
-    auto it = images_.find(image);
-    if (it == images_.end()) return;
-    Image& i = it->second;
-    i.bound = {memory, offset, offset + size, plain && memory && !i.sparse && memory_plain(memory)};
-}
-
-void ResourceRegistry::image_destroyed(VkImage image) {
-    std::unique_lock lock(mutex_);
-    images_.erase(image);
-}
-
 void ResourceRegistry::image_view_created(VkImageView view, const VkImageViewCreateInfo& info) {
     std::unique_lock lock(mutex_);
-    image_views_[view] = image_range(info.image);
+    const ObjectRecord::Reader objects(objects_);
+    image_views_[view] = image_range(objects, info.image);
 }
 
 void ResourceRegistry::image_view_destroyed(VkImageView view) {
@@ -138,18 +64,18 @@ void ResourceRegistry::image_view_destroyed(VkImageView view) {
     image_views_.erase(view);
 }
 
-ResourceRange ResourceRegistry::buffer_range(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
-                                             bool to_end) const {
-    auto it = buffers_.find(buffer);
-    if (it == buffers_.end() || !it->second.bound.known || offset > it->second.size) return {};
-    const Buffer& b = it->second;
-    const uint64_t end = to_end || size == VK_WHOLE_SIZE ? b.size : std::min<uint64_t>(b.size, offset + size);
-    return {b.bound.memory, b.bound.begin + offset, b.bound.begin + end, true};
+ResourceRange ResourceRegistry::buffer_range(const ObjectRecord::Reader& objects, VkBuffer buffer, VkDeviceSize offset,
+                                             VkDeviceSize size, bool to_end) {
+    const BufferRecord* b = objects.buffer(buffer);
+    if (!b || !b->bind_plain || offset > b->size) return {};
+    const uint64_t end = to_end || size == VK_WHOLE_SIZE ? b->size : std::min<uint64_t>(b->size, offset + size);
+    return {b->memory, b->offset + offset, b->offset + end, true};
 }
 
-ResourceRange ResourceRegistry::image_range(VkImage image) const {
-    auto it = images_.find(image);
-    return it == images_.end() ? ResourceRange{} : it->second.bound;
+ResourceRange ResourceRegistry::image_range(const ObjectRecord::Reader& objects, VkImage image) {
+    const ImageRecord* i = objects.image(image);
+    if (!i || !i->bind_plain) return {};
+    return {i->memory, i->offset, i->offset + i->size, true};
 }
 
 ResourceRange ResourceRegistry::image_view_range(VkImageView view) const {
@@ -258,8 +184,9 @@ bool ResourceRegistry::for_elements(const SetLayout& layout, uint32_t binding, u
     return true;
 }
 
-Descriptor ResourceRegistry::resolve(VkDescriptorType type, const VkDescriptorImageInfo* image,
-                                     const VkDescriptorBufferInfo* buffer, const VkBufferView* texel) const {
+Descriptor ResourceRegistry::resolve(const ObjectRecord::Reader& objects, VkDescriptorType type,
+                                     const VkDescriptorImageInfo* image, const VkDescriptorBufferInfo* buffer,
+                                     const VkBufferView* texel) const {
     const DescriptorUse use = descriptor_use(type);
     if (use == DescriptorUse::None) return {};
     if (use == DescriptorUse::Unknown) return {{}, DescriptorUse::Unknown};
@@ -271,7 +198,7 @@ Descriptor ResourceRegistry::resolve(VkDescriptorType type, const VkDescriptorIm
         if (!buffer) return {{}, DescriptorUse::Unknown};
         if (!buffer->buffer) return {};  // a null descriptor (robustness2) touches nothing
         // A dynamic offset moves the range within the buffer: up to its end.
-        return {buffer_range(buffer->buffer, buffer->offset, buffer->range, dynamic_buffer(type)), use};
+        return {buffer_range(objects, buffer->buffer, buffer->offset, buffer->range, dynamic_buffer(type)), use};
     case VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER:
     case VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER:
         if (!texel) return {{}, DescriptorUse::Unknown};
@@ -287,6 +214,7 @@ Descriptor ResourceRegistry::resolve(VkDescriptorType type, const VkDescriptorIm
 void ResourceRegistry::sets_updated(uint32_t write_count, const VkWriteDescriptorSet* writes, uint32_t copy_count,
                                     const VkCopyDescriptorSet* copies) {
     std::unique_lock lock(mutex_);
+    const ObjectRecord::Reader objects(objects_);
     const uint64_t now = epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
     for (uint32_t i = 0; i < write_count; ++i) {
         const VkWriteDescriptorSet& w = writes[i];
@@ -298,7 +226,7 @@ void ResourceRegistry::sets_updated(uint32_t write_count, const VkWriteDescripto
         const bool ok = for_elements(*s.layout, w.dstBinding, w.dstArrayElement, w.descriptorCount,
                                      [&](uint32_t index, uint32_t k, VkDescriptorType) {
                                          s.descriptors[index] = resolve(
-                                             w.descriptorType, w.pImageInfo ? w.pImageInfo + k : nullptr,
+                                             objects, w.descriptorType, w.pImageInfo ? w.pImageInfo + k : nullptr,
                                              w.pBufferInfo ? w.pBufferInfo + k : nullptr,
                                              w.pTexelBufferView ? w.pTexelBufferView + k : nullptr);
                                      });
@@ -330,40 +258,26 @@ void ResourceRegistry::sets_updated(uint32_t write_count, const VkWriteDescripto
     }
 }
 
-void ResourceRegistry::template_created(VkDescriptorUpdateTemplate t, const VkDescriptorUpdateTemplateCreateInfo& info) {
-    if (info.templateType != VK_DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET) return;  // push: not followed
-    std::vector<TemplateEntry> entries;
-    for (uint32_t i = 0; i < info.descriptorUpdateEntryCount; ++i) {
-        const VkDescriptorUpdateTemplateEntry& e = info.pDescriptorUpdateEntries[i];
-        entries.push_back({e.dstBinding, e.dstArrayElement, e.descriptorCount, e.descriptorType, e.offset, e.stride});
-    }
-    std::unique_lock lock(mutex_);
-    templates_[t] = std::move(entries);
-}
-
-void ResourceRegistry::template_destroyed(VkDescriptorUpdateTemplate t) {
-    std::unique_lock lock(mutex_);
-    templates_.erase(t);
-}
-
 void ResourceRegistry::set_updated_with_template(VkDescriptorSet set, VkDescriptorUpdateTemplate t, const void* data) {
+    const std::shared_ptr<const UpdateTemplateRecord> entries = objects_.update_template(t);
     std::unique_lock lock(mutex_);
+    const ObjectRecord::Reader objects(objects_);
     const uint64_t now = epoch_.fetch_add(1, std::memory_order_acq_rel) + 1;
     auto it = sets_.find(set);
     if (it == sets_.end()) return;
     Set& s = it->second;
     s.updated = now;
-    auto entries = templates_.find(t);
-    if (entries == templates_.end() || !data) s.unknown = true;
+    // A push template is not followed.
+    if (!entries || entries->type != VK_DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET || !data) s.unknown = true;
     if (s.unknown) return;
     const auto* bytes = static_cast<const uint8_t*>(data);
-    for (const TemplateEntry& e : entries->second) {
-        if (e.type == VK_DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK) continue;
-        const bool ok = for_elements(*s.layout, e.binding, e.element, e.count,
+    for (const VkDescriptorUpdateTemplateEntry& e : entries->entries) {
+        if (e.descriptorType == VK_DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK) continue;
+        const bool ok = for_elements(*s.layout, e.dstBinding, e.dstArrayElement, e.descriptorCount,
                                      [&](uint32_t index, uint32_t k, VkDescriptorType) {
                                          const void* p = bytes + e.offset + size_t(k) * e.stride;
                                          s.descriptors[index] =
-                                             resolve(e.type, static_cast<const VkDescriptorImageInfo*>(p),
+                                             resolve(objects, e.descriptorType, static_cast<const VkDescriptorImageInfo*>(p),
                                                      static_cast<const VkDescriptorBufferInfo*>(p),
                                                      static_cast<const VkBufferView*>(p));
                                      });
@@ -410,10 +324,10 @@ void ResourceRegistry::pipeline_destroyed(VkPipeline pipeline) {
 // --- lookups ---
 
 ResourceRange ResourceRegistry::Reader::buffer(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) const {
-    return r_.buffer_range(buffer, offset, size, false);
+    return buffer_range(objects_, buffer, offset, size, false);
 }
 
-ResourceRange ResourceRegistry::Reader::image(VkImage image) const { return r_.image_range(image); }
+ResourceRange ResourceRegistry::Reader::image(VkImage image) const { return image_range(objects_, image); }
 
 namespace {
 bool add_descriptor(const Descriptor& d, Footprint& out) {
@@ -437,7 +351,7 @@ bool ResourceRegistry::Reader::add_set(VkDescriptorSet set, uint64_t epoch, bool
 bool ResourceRegistry::Reader::add_write(const VkWriteDescriptorSet& w, Footprint& out) const {
     if (w.descriptorType == VK_DESCRIPTOR_TYPE_INLINE_UNIFORM_BLOCK) return true;
     for (uint32_t k = 0; k < w.descriptorCount; ++k) {
-        const Descriptor d = r_.resolve(w.descriptorType, w.pImageInfo ? w.pImageInfo + k : nullptr,
+        const Descriptor d = r_.resolve(objects_, w.descriptorType, w.pImageInfo ? w.pImageInfo + k : nullptr,
                                         w.pBufferInfo ? w.pBufferInfo + k : nullptr,
                                         w.pTexelBufferView ? w.pTexelBufferView + k : nullptr);
         if (!add_descriptor(d, out)) return false;

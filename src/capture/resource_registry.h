@@ -1,19 +1,21 @@
 // What barrier elision needs to know of a device's objects to bound a capture's footprint
-// (capture_footprint.h): where each buffer and image lives (VkDeviceMemory and byte range),
-// what each descriptor set holds (resolved to memory ranges when it is written: the spec
+// (capture_footprint.h), beyond the device's record of buffers, images, imports and update
+// templates (core/object_record.h), which it reads: what each descriptor set holds (resolved to memory ranges when it is written: the spec
 // requires the resources bound then), which set layouts hide their contents
 // (update-after-bind, partially bound, variable count), and which pipelines' shaders can
 // reach memory through addresses. One per device, while VK_SLIPSTREAM_ELIDE_BARRIERS is on;
-// layer/ feeds it from the create, bind, update and destroy hooks.
+// layer/ feeds it from the view, descriptor and pipeline hooks.
 //
 // Anything it cannot bound is "unknown" (Range::known false), never guessed: memory imported
 // from outside (two imports can alias), sparse resources, binds with a pNext structure
 // (device groups, planes, swapchains), descriptor types without a buffer or image.
 //
-// Thread safety: one reader-writer lock; lookups (vkEndCommandBuffer) share it.
+// Thread safety: one reader-writer lock; lookups (a batch's first replay) share it. The object
+// record's lock is taken inside it, never around it.
 #pragma once
 
 #include "capture/capture_footprint.h"
+#include "core/object_record.h"
 
 #include <vulkan/vulkan.h>
 
@@ -45,19 +47,11 @@ DescriptorUse descriptor_use(VkDescriptorType type);
 
 class ResourceRegistry {
 public:
-    // --- memory, buffers, images, views ---
-    void memory_allocated(VkDeviceMemory memory, const VkMemoryAllocateInfo& info);
-    void memory_freed(VkDeviceMemory memory);
-    void buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info);
-    // `plain`: no pNext structure in the bind (device groups and such count as unknown).
-    void buffer_bound(VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset, bool plain);
-    void buffer_destroyed(VkBuffer buffer);
+    explicit ResourceRegistry(const ObjectRecord& objects) : objects_(objects) {}
+
+    // --- views: resolved to memory ranges when created (their resource is bound by then) ---
     void buffer_view_created(VkBufferView view, const VkBufferViewCreateInfo& info);
     void buffer_view_destroyed(VkBufferView view);
-    void image_created(VkImage image, const VkImageCreateInfo& info);
-    // `size`: the image's memory requirements; `plain` as for buffers (planes, swapchains: no).
-    void image_bound(VkImage image, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size, bool plain);
-    void image_destroyed(VkImage image);
     void image_view_created(VkImageView view, const VkImageViewCreateInfo& info);
     void image_view_destroyed(VkImageView view);
 
@@ -70,8 +64,6 @@ public:
     void pool_emptied(VkDescriptorPool pool);
     void sets_updated(uint32_t write_count, const VkWriteDescriptorSet* writes, uint32_t copy_count,
                       const VkCopyDescriptorSet* copies);
-    void template_created(VkDescriptorUpdateTemplate t, const VkDescriptorUpdateTemplateCreateInfo& info);
-    void template_destroyed(VkDescriptorUpdateTemplate t);
     void set_updated_with_template(VkDescriptorSet set, VkDescriptorUpdateTemplate t, const void* data);
 
     // --- pipelines ---
@@ -87,7 +79,7 @@ public:
     // Lookups for footprint_of (footprint_walk.h), under the shared lock a Reader holds.
     class Reader {
     public:
-        explicit Reader(const ResourceRegistry& r) : r_(r), lock_(r.mutex_) {}
+        explicit Reader(const ResourceRegistry& r) : r_(r), lock_(r.mutex_), objects_(r.objects_) {}
         // [offset, offset + size) of the buffer (VK_WHOLE_SIZE: to its end).
         ResourceRange buffer(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) const;
         ResourceRange image(VkImage image) const;
@@ -104,18 +96,10 @@ public:
     private:
         const ResourceRegistry& r_;
         std::shared_lock<std::shared_mutex> lock_;
+        ObjectRecord::Reader objects_;  // after lock_: the record's lock is the inner one
     };
 
 private:
-    struct Buffer {
-        VkDeviceSize size = 0;
-        bool sparse = false;
-        ResourceRange bound;  // [memory offset, + size)
-    };
-    struct Image {
-        bool sparse = false;
-        ResourceRange bound;
-    };
     struct SetLayout {
         struct Binding {
             uint32_t binding = 0;
@@ -135,36 +119,28 @@ private:
         uint64_t updated = 0;   // the epoch of its last update
         bool unknown = false;   // a write it could not follow
     };
-    struct TemplateEntry {
-        uint32_t binding, element, count;
-        VkDescriptorType type;
-        size_t offset, stride;
-    };
 
-    // With the lock held.
-    ResourceRange buffer_range(VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size, bool to_end) const;
-    ResourceRange image_range(VkImage image) const;
+    // With the lock held (and the record's, through `objects`).
+    static ResourceRange buffer_range(const ObjectRecord::Reader& objects, VkBuffer buffer, VkDeviceSize offset,
+                                      VkDeviceSize size, bool to_end);
+    static ResourceRange image_range(const ObjectRecord::Reader& objects, VkImage image);
     ResourceRange image_view_range(VkImageView view) const;
     ResourceRange buffer_view_range(VkBufferView view) const;
     // The descriptor an element of this type gets from a write's or template's data.
-    Descriptor resolve(VkDescriptorType type, const VkDescriptorImageInfo* image, const VkDescriptorBufferInfo* buffer,
-                       const VkBufferView* texel) const;
+    Descriptor resolve(const ObjectRecord::Reader& objects, VkDescriptorType type, const VkDescriptorImageInfo* image,
+                       const VkDescriptorBufferInfo* buffer, const VkBufferView* texel) const;
     // Calls `fill(i)` for `count` consecutive elements from (binding, element), across
     // bindings as updates do; false when the layout has no such elements.
     template <typename Fill>
     static bool for_elements(const SetLayout& layout, uint32_t binding, uint32_t element, uint32_t count, Fill fill);
-    bool memory_plain(VkDeviceMemory memory) const;
 
+    const ObjectRecord& objects_;
     mutable std::shared_mutex mutex_;
     std::atomic<uint64_t> epoch_{0};
-    std::unordered_map<VkDeviceMemory, bool> memory_;  // -> plain (not imported: cannot alias another)
-    std::unordered_map<VkBuffer, Buffer> buffers_;
     std::unordered_map<VkBufferView, ResourceRange> buffer_views_;
-    std::unordered_map<VkImage, Image> images_;
     std::unordered_map<VkImageView, ResourceRange> image_views_;
     std::unordered_map<VkDescriptorSetLayout, std::shared_ptr<const SetLayout>> set_layouts_;
     std::unordered_map<VkDescriptorSet, Set> sets_;
-    std::unordered_map<VkDescriptorUpdateTemplate, std::vector<TemplateEntry>> templates_;
     std::unordered_map<VkShaderModule, bool> modules_;  // -> reaches any memory
     std::unordered_map<VkPipeline, bool> pipelines_;    // -> bounded (compute, no addresses)
 };

@@ -11,6 +11,7 @@
 #include "capture/layout_keeper.h"
 #include "capture/resource_registry.h"
 #include "command_table.h"
+#include "core/object_record.h"
 #include "waits/queue_idle.h"
 #include "memory/readback_tracker.h"
 #include "objects/alloc_cache.h"
@@ -148,6 +149,9 @@ struct CommandBufferState {
 struct DeviceState {
     VkDevice device = VK_NULL_HANDLE;
     VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    // False for a device made of a device group of several physical devices: device masks
+    // then say something fusion does not carry.
+    bool one_physical_device = true;
     InstanceState* instance = nullptr;
     VkLayerDispatchTable dispatch{};
     // Makes layer-created dispatchable objects (our own command buffers) usable by the loader.
@@ -158,6 +162,10 @@ struct DeviceState {
     std::vector<VkQueueFamilyProperties> queue_families;
     DeviceStats stats;
     std::unique_ptr<IdleTracker> idle;  // when settings.spin
+    // How buffers and images were created and bound, imports and update templates: one record
+    // that cached readback and barrier elision both read (null while neither is on). Declared
+    // before them: they use it until they are gone.
+    std::unique_ptr<ObjectRecord> record;
     std::unique_ptr<ReadbackTracker> readback;  // when readback is not off, or steering is on
     // Nonzero while cached readback holds buffer binds back or follows buffers in moved memory
     // (readback_deferral.h): buffer-naming commands then ask it first. One branch otherwise.

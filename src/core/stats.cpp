@@ -15,10 +15,37 @@ const char* const kCounterNames[kCounterCount] = {
 #undef X
 };
 
+bool DeviceStats::add_passed_extension(VkStructureType type, uint64_t n) {
+    const uint32_t t = uint32_t(type) ? uint32_t(type) : 1u;  // (sType 0 is VkApplicationInfo: never chained here)
+    for (int i = 0; i < kExtensionSlots; ++i) {
+        uint32_t seen = extension_types_[i].load(std::memory_order_acquire);
+        bool first = false;
+        if (seen == 0 && i + 1 < kExtensionSlots) {
+            first = extension_types_[i].compare_exchange_strong(seen, t, std::memory_order_acq_rel);
+            if (first) seen = t;
+        }
+        if (seen == t || i + 1 == kExtensionSlots) {
+            if (enabled_) extension_counts_[i].fetch_add(n, std::memory_order_relaxed);
+            return first;
+        }
+    }
+    return false;
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> DeviceStats::passed_extensions() const {
+    std::vector<std::pair<uint32_t, uint64_t>> out;
+    for (int i = 0; i < kExtensionSlots; ++i) {
+        const uint64_t n = extension_counts_[i].load(std::memory_order_relaxed);
+        if (n) out.push_back({i + 1 < kExtensionSlots ? extension_types_[i].load(std::memory_order_relaxed) : 0u, n});
+    }
+    return out;
+}
+
 StatsSnapshot snapshot(const DeviceStats& stats) {
     StatsSnapshot s;
     for (int i = 0; i < kCounterCount; ++i) s.counters[i] = stats.get(Counter(i));
     for (int k = 0; k < kCommandKindCount; ++k) s.commands[k] = stats.commands(CommandKind(k));
+    s.passed_extensions = stats.passed_extensions();
     return s;
 }
 
@@ -35,6 +62,9 @@ std::string format_stats_text(const StatsSnapshot& s) {
         any = true;
     }
     out << (any ? "\n" : " none\n");
+    for (const auto& [type, n] : s.passed_extensions)
+        out << "slipstream:   passed_submit_extension sType " << (type ? std::to_string(type) : "other") << " = " << n
+            << "\n";
     return out.str();
 }
 
@@ -71,6 +101,12 @@ std::string format_stats_json(const std::vector<StatsSnapshot>& devices,
         out << ", \"commands\": {";
         for (int k = 0; k < kCommandKindCount; ++k)
             out << (k ? ", " : "") << "\"" << kCommandKindNames[k] << "\": " << s.commands[k];
+        // By sType (a number, as vk.xml gives it; "other" past the first few).
+        out << "}, \"passed_submit_extension_by_stype\": {";
+        for (size_t i = 0; i < s.passed_extensions.size(); ++i) {
+            const auto& [type, n] = s.passed_extensions[i];
+            out << (i ? ", " : "") << "\"" << (type ? std::to_string(type) : "other") << "\": " << n;
+        }
         out << "}, \"live_layer_objects\": {\"devices\": " << s.live_devices << ", \"queues\": " << s.live_queues
             << ", \"command_buffers\": " << s.live_command_buffers << "}}";
     }

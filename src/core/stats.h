@@ -5,9 +5,12 @@
 #include "command_table.h"
 #include "core/settings.h"
 
+#include <vulkan/vulkan.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace slipstream {
@@ -140,10 +143,20 @@ public:
     uint64_t get(Counter c) const { return counters_[int(c)].load(std::memory_order_relaxed); }
     uint64_t commands(CommandKind k) const { return commands_[int(k)].load(std::memory_order_relaxed); }
 
+    // Submissions that passed through for a structure in their pNext chain fusion cannot carry,
+    // by that structure's sType: the first kExtensionSlots sTypes seen get a count each, later
+    // ones share the last slot's sType 0 ("others"). Returns whether `type` was seen first now.
+    static constexpr int kExtensionSlots = 8;
+    bool add_passed_extension(VkStructureType type, uint64_t n);
+    // (sType, count) pairs with a count, in the order first seen.
+    std::vector<std::pair<uint32_t, uint64_t>> passed_extensions() const;
+
 private:
     bool enabled_ = true;
     std::atomic<uint64_t> counters_[kCounterCount] = {};
     std::atomic<uint64_t> commands_[kCommandKindCount] = {};
+    std::atomic<uint32_t> extension_types_[kExtensionSlots] = {};  // 0: free (no sType is 0 here)
+    std::atomic<uint64_t> extension_counts_[kExtensionSlots] = {};
 };
 
 // A plain copy of one device's counters, with what identifies the device.
@@ -152,6 +165,7 @@ struct StatsSnapshot {
     uint32_t vendor_id = 0, device_id = 0, driver_version = 0;
     uint64_t counters[kCounterCount] = {};
     uint64_t commands[kCommandKindCount] = {};  // commands submitted, by kind
+    std::vector<std::pair<uint32_t, uint64_t>> passed_extensions;  // DeviceStats::passed_extensions
     // Layer state still alive in the process once this device's was freed: a create/destroy
     // loop that leaves anything here leaks.
     uint64_t live_devices = 0, live_queues = 0, live_command_buffers = 0;

@@ -80,21 +80,9 @@ void ReadbackDeferral::freed(VkDeviceMemory memory) {
     forget_locked(memory);
 }
 
-void ReadbackDeferral::buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info) {
-    BufferInfo b;
-    b.usage = info.usage;
-    b.flags = info.flags;
-    for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext)
-        if (p->sType == VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO ||
-            p->sType == VK_STRUCTURE_TYPE_BUFFER_OPAQUE_CAPTURE_ADDRESS_CREATE_INFO)
-            b.plain = false;
-    std::unique_lock lock(mutex_);
-    buffer_infos_[buffer] = b;
-}
-
 void ReadbackDeferral::buffer_destroyed(VkBuffer buffer) {
+    if (d_.buffer_watch.load(std::memory_order_relaxed) == 0) return;  // no buffer pending or in a twin
     std::unique_lock lock(mutex_);
-    buffer_infos_.erase(buffer);
     auto it = buffers_.find(buffer);
     if (it == buffers_.end()) return;
     auto mem = memories_.find(it->second.memory);
@@ -111,6 +99,7 @@ void ReadbackDeferral::buffer_destroyed(VkBuffer buffer) {
 
 bool ReadbackDeferral::bind_buffer(VkBuffer buffer, VkDeviceMemory& memory, VkDeviceSize offset, bool plain_bind) {
     if (!tracking_memory()) return false;
+    const std::optional<BufferRecord> record = d_.record->buffer(buffer);
     std::unique_lock lock(mutex_);
     auto it = memories_.find(memory);
     if (it == memories_.end()) return false;
@@ -129,11 +118,11 @@ bool ReadbackDeferral::bind_buffer(VkBuffer buffer, VkDeviceMemory& memory, VkDe
         update_watch_locked();
         return false;
     }
-    BufferInfo info;
-    if (auto b = buffer_infos_.find(buffer); b != buffer_infos_.end()) info = b->second;
-    else info.plain = false;  // created before the layer knew: nothing to go by
-    const UseSignature signature{m.app_type, info.usage, info.flags};
-    if (!info.plain || !bind_may_wait(info.usage, info.flags, plain_bind)) {
+    // A buffer the record does not know was created before the layer knew: nothing to go by.
+    const VkBufferUsageFlags usage = record ? record->usage : 0;
+    const VkBufferCreateFlags flags = record ? record->flags : 0;
+    const UseSignature signature{m.app_type, usage, flags};
+    if (!record || record->external || !bind_may_wait(usage, flags, plain_bind)) {
         keep_locked(it->first, m, "the bind of a buffer that is no transfer destination (or not a plain bind)");
         return false;
     }
@@ -141,7 +130,7 @@ bool ReadbackDeferral::bind_buffer(VkBuffer buffer, VkDeviceMemory& memory, VkDe
         keep_locked(it->first, m, "a buffer like one the GPU read after an earlier move");
         return false;
     }
-    m.pending.push_back({buffer, offset, reqs, info.usage, info.flags});
+    m.pending.push_back({buffer, offset, reqs, usage, flags});
     buffers_[buffer] = {it->first, true};
     update_watch_locked();
     d_.stats.add(Counter::ReadbackDeferredBinds);
@@ -301,51 +290,28 @@ VkDeviceMemory ReadbackDeferral::host_access_target(VkDeviceMemory memory) {
     return it != memories_.end() && it->second.fate == Fate::kMove ? it->second.twin : memory;
 }
 
-void ReadbackDeferral::template_created(VkDescriptorUpdateTemplate t, const VkDescriptorUpdateTemplateCreateInfo& info) {
-    std::vector<TemplateEntry> entries;
-    for (uint32_t i = 0; i < info.descriptorUpdateEntryCount; ++i) {
-        const VkDescriptorUpdateTemplateEntry& e = info.pDescriptorUpdateEntries[i];
-        switch (e.descriptorType) {
-            case VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER:
-            case VK_DESCRIPTOR_TYPE_STORAGE_BUFFER:
-            case VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC:
-            case VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC:
-                entries.push_back({e.descriptorType, e.descriptorCount, e.offset, e.stride});
-                break;
-            default:
-                break;  // images, samplers, inline data: no VkBuffer; texel buffer views and
-                        // acceleration structures resolved when they were created
-        }
-    }
-    std::unique_lock lock(mutex_);
-    templates_[t] = std::move(entries);
-}
-
-void ReadbackDeferral::template_destroyed(VkDescriptorUpdateTemplate t) {
-    std::unique_lock lock(mutex_);
-    templates_.erase(t);
-}
-
 void ReadbackDeferral::use_template_data(VkDescriptorUpdateTemplate t, const void* data, const char* what) {
-    std::vector<TemplateEntry> entries;
-    bool known;
-    {
-        std::shared_lock lock(mutex_);
-        auto it = templates_.find(t);
-        known = it != templates_.end();
-        if (known) entries = it->second;
-    }
-    if (!known || !data) {
+    const std::shared_ptr<const UpdateTemplateRecord> record = d_.record->update_template(t);
+    if (!record || !data) {
         keep_all(what);
         return;
     }
     const auto* bytes = static_cast<const unsigned char*>(data);
-    for (const TemplateEntry& e : entries)
-        for (uint32_t i = 0; i < e.count; ++i) {
+    for (const VkDescriptorUpdateTemplateEntry& e : record->entries) {
+        switch (e.descriptorType) {
+            case VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER:
+            case VK_DESCRIPTOR_TYPE_STORAGE_BUFFER:
+            case VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC:
+            case VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC: break;
+            default: continue;  // images, samplers, inline data: no VkBuffer; texel buffer views and
+                                // acceleration structures resolved when they were created
+        }
+        for (uint32_t i = 0; i < e.descriptorCount; ++i) {
             VkDescriptorBufferInfo info;
             std::memcpy(&info, bytes + e.offset + size_t(i) * e.stride, sizeof info);
             use_buffer(info.buffer, Use::kRead, what);
         }
+    }
 }
 
 }  // namespace slipstream

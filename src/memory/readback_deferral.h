@@ -49,7 +49,7 @@ public:
     bool bind_buffer(VkBuffer buffer, VkDeviceMemory& memory, VkDeviceSize offset, bool plain_bind);
     // An image bind: undecided memory is kept first; moved memory binds its twin.
     void bind_image(VkImage image, VkDeviceMemory& memory);
-    void buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info);
+    // How buffers were created is in the device's object record (core/object_record.h).
     void buffer_destroyed(VkBuffer buffer);
 
     // The memory to map, unmap, flush or invalidate: the twin where the memory moved. A map of
@@ -76,10 +76,8 @@ public:
     // Whether a map/flush hook must ask (any moved or undecided memory exists).
     bool tracking_memory() const { return tracked_memories_.load(std::memory_order_relaxed) != 0; }
 
-    // Descriptor update templates (vkCreateDescriptorUpdateTemplate): where buffers sit in the
-    // opaque data of vkUpdateDescriptorSetWithTemplate and vkCmdPushDescriptorSetWithTemplateKHR.
-    void template_created(VkDescriptorUpdateTemplate t, const VkDescriptorUpdateTemplateCreateInfo& info);
-    void template_destroyed(VkDescriptorUpdateTemplate t);
+    // The buffers in the opaque data of vkUpdateDescriptorSetWithTemplate and
+    // vkCmdPushDescriptorSetWithTemplateKHR, where the object record's template says.
     void use_template_data(VkDescriptorUpdateTemplate t, const void* data, const char* what);
 
 private:
@@ -99,16 +97,6 @@ private:
         VkDeviceMemory memory = VK_NULL_HANDLE;
         bool pending = false;  // false: bound into a moved memory's twin
     };
-    struct BufferInfo {
-        VkBufferUsageFlags usage = 0;
-        VkBufferCreateFlags flags = 0;
-        bool plain = true;  // no external-memory structure in its pNext
-    };
-    struct TemplateEntry {
-        VkDescriptorType type;
-        uint32_t count;
-        size_t offset, stride;
-    };
 
     // All under mutex_ (unique).
     void keep_locked(VkDeviceMemory memory, Memory& m, const char* what);
@@ -127,8 +115,6 @@ private:
     mutable std::shared_mutex mutex_;
     std::unordered_map<VkDeviceMemory, Memory> memories_;  // undecided and moved
     std::unordered_map<VkBuffer, BufferEntry> buffers_;    // pending, or bound into a twin
-    std::unordered_map<VkBuffer, BufferInfo> buffer_infos_;  // every live buffer, as created
-    std::unordered_map<VkDescriptorUpdateTemplate, std::vector<TemplateEntry>> templates_;
     GpuReadSignatures gpu_read_;
     std::mutex log_mutex_;
     std::unordered_set<std::string> logged_;

@@ -10,18 +10,22 @@
 namespace slipstream {
 
 namespace {
-bool readback_image(const VkImageCreateInfo& info) {
+bool readback_image(const ImageRecord& image) {
     const VkImageUsageFlags copy = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-    return info.tiling == VK_IMAGE_TILING_LINEAR && (info.usage & VK_IMAGE_USAGE_TRANSFER_DST_BIT) &&
-           !(info.usage & ~copy) && !(info.flags & (VK_IMAGE_CREATE_SPARSE_BINDING_BIT | VK_IMAGE_CREATE_PROTECTED_BIT));
+    return image.tiling == VK_IMAGE_TILING_LINEAR && (image.usage & VK_IMAGE_USAGE_TRANSFER_DST_BIT) &&
+           !(image.usage & ~copy) && !(image.flags & (VK_IMAGE_CREATE_SPARSE_BINDING_BIT | VK_IMAGE_CREATE_PROTECTED_BIT));
 }
 
-bool readback_buffer(const VkBufferCreateInfo& info) {
-    if (info.flags & (VK_BUFFER_CREATE_SPARSE_BINDING_BIT | VK_BUFFER_CREATE_PROTECTED_BIT)) return false;
+bool readback_buffer(VkBufferUsageFlags usage, VkBufferCreateFlags flags, bool external) {
+    if (flags & (VK_BUFFER_CREATE_SPARSE_BINDING_BIT | VK_BUFFER_CREATE_PROTECTED_BIT)) return false;
     // External-memory buffers are shared with other processes or APIs: leave them alone.
+    return !external && is_readback_buffer_usage(usage);
+}
+bool readback_buffer(const BufferRecord& b) { return readback_buffer(b.usage, b.flags, b.external); }
+bool readback_buffer(const VkBufferCreateInfo& info) {
     for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext)
         if (p->sType == VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO) return false;
-    return is_readback_buffer_usage(info.usage);
+    return readback_buffer(info.usage, info.flags, false);
 }
 }  // namespace
 
@@ -102,47 +106,40 @@ void ReadbackTracker::probe_resource_classes() {
     }
 }
 
-void ReadbackTracker::buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info) {
-    if (deferral_) {
-        // A sparse buffer's memory is bound on a queue (vkQueueBindSparse), which the deferral
-        // does not follow: from now on, binds go down as asked.
-        if (info.flags & VK_BUFFER_CREATE_SPARSE_BINDING_BIT) deferral_->stop("a sparse buffer was created");
-        deferral_->buffer_created(buffer, info);
-    }
-    if (!readback_buffer(info)) return;
-    std::lock_guard lock(mutex_);
-    readback_buffers_[buffer] = false;
+void ReadbackTracker::buffer_created(const VkBufferCreateInfo& info) {
+    // A sparse buffer's memory is bound on a queue (vkQueueBindSparse), which the deferral does
+    // not follow: from now on, binds go down as asked.
+    if (deferral_ && (info.flags & VK_BUFFER_CREATE_SPARSE_BINDING_BIT)) deferral_->stop("a sparse buffer was created");
 }
 
 void ReadbackTracker::buffer_destroyed(VkBuffer buffer) {
     if (deferral_) deferral_->buffer_destroyed(buffer);
+    if (hint_count_.load(std::memory_order_relaxed) == 0) return;
     std::lock_guard lock(mutex_);
     auto hint = hints_.find(std::this_thread::get_id());
     if (hint != hints_.end() && hint->second.buffer == buffer) hint->second.probe = true;  // the block-first probe
-    readback_buffers_.erase(buffer);
 }
 
-void ReadbackTracker::image_created(VkImage image, const VkImageCreateInfo& info) {
+void ReadbackTracker::image_created(const VkImageCreateInfo& info) {
     if (deferral_ && (info.flags & VK_IMAGE_CREATE_SPARSE_BINDING_BIT)) deferral_->stop("a sparse image was created");
-    if (!readback_image(info)) return;
-    std::lock_guard lock(mutex_);
-    readback_images_.insert(image);
-}
-
-void ReadbackTracker::image_destroyed(VkImage image) {
-    std::lock_guard lock(mutex_);
-    readback_images_.erase(image);
 }
 
 void ReadbackTracker::buffer_requirements(VkBuffer buffer, const VkBufferCreateInfo* info, VkMemoryRequirements& reqs) {
+    bool readback = false;
+    if (buffer) {
+        const std::optional<BufferRecord> b = d_.record->buffer(buffer);
+        readback = b && readback_buffer(*b);
+    } else {
+        readback = info && readback_buffer(*info);
+    }
+    if (!readback) {
+        drop_hint();
+        return;
+    }
     {
         std::lock_guard lock(mutex_);
-        const bool readback = buffer ? readback_buffers_.count(buffer) != 0 : info && readback_buffer(*info);
-        if (!readback) {
-            hints_.erase(std::this_thread::get_id());
-            return;
-        }
-        hints_[std::this_thread::get_id()] = Hint{buffer, buffer == VK_NULL_HANDLE, reqs};
+        if (hints_.insert_or_assign(std::this_thread::get_id(), Hint{buffer, buffer == VK_NULL_HANDLE, reqs}).second)
+            hint_count_.fetch_add(1, std::memory_order_relaxed);
     }
     if (d_.settings.readback_steer) {
         uint32_t steered = steer_readback_type_bits(d_.memory_properties, reqs.memoryTypeBits);
@@ -156,11 +153,13 @@ void ReadbackTracker::buffer_requirements(VkBuffer buffer, const VkBufferCreateI
 void ReadbackTracker::other_requirements() { drop_hint(); }
 
 std::optional<ReadbackTracker::Hint> ReadbackTracker::drop_hint() {
+    if (hint_count_.load(std::memory_order_relaxed) == 0) return std::nullopt;  // no lock on the common path
     std::lock_guard lock(mutex_);
     auto it = hints_.find(std::this_thread::get_id());
     if (it == hints_.end()) return std::nullopt;
     Hint hint = it->second;
     hints_.erase(it);
+    hint_count_.fetch_sub(1, std::memory_order_relaxed);
     return hint;
 }
 
@@ -188,31 +187,29 @@ uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char*
     const bool all = d_.settings.readback == ReadbackMode::AllHostVisible;
     // A dedicated allocation's resource is known: it is evidence if the tracker knows it as
     // readback (or every host-visible allocation counts), with that resource's type bits.
-    auto dedicated_to = [&](const auto& known_set, auto handle, auto get_reqs, const char* known_kind,
+    auto dedicated_to = [&](bool known, auto handle, auto get_reqs, const char* known_kind,
                             const char* any_kind) -> uint32_t {
-        bool known;
-        {
-            std::lock_guard lock(mutex_);
-            known = known_set.count(handle) != 0;
-        }
         if (!known && !all) return 0;
         VkMemoryRequirements reqs;
         (d_.dispatch.*get_reqs)(d_.device, handle, &reqs);
         *kind = known ? known_kind : any_kind;
         return reqs.memoryTypeBits;
     };
-    if (dedicated && dedicated->buffer)
-        return dedicated_to(readback_buffers_, dedicated->buffer, &VkLayerDispatchTable::GetBufferMemoryRequirements,
+    if (dedicated && dedicated->buffer) {
+        const std::optional<BufferRecord> b = d_.record->buffer(dedicated->buffer);
+        return dedicated_to(b && readback_buffer(*b), dedicated->buffer, &VkLayerDispatchTable::GetBufferMemoryRequirements,
                             "dedicated readback buffer memory", "dedicated host-visible buffer memory");
-    if (dedicated && dedicated->image)
-        return dedicated_to(readback_images_, dedicated->image, &VkLayerDispatchTable::GetImageMemoryRequirements,
+    }
+    if (dedicated && dedicated->image) {
+        const std::optional<ImageRecord> i = d_.record->image(dedicated->image);
+        return dedicated_to(i && readback_image(*i), dedicated->image, &VkLayerDispatchTable::GetImageMemoryRequirements,
                             "dedicated readback image memory", "dedicated host-visible image memory");
+    }
     const uint32_t safe = safe_targets_[info.memoryTypeIndex];
     const bool matches = hint && (hint->reqs.memoryTypeBits >> info.memoryTypeIndex & 1u);
     if (matches && !hint->probe && readback_hint_covers(info.allocationSize, hint->reqs)) {
-        std::lock_guard lock(mutex_);
-        auto it = readback_buffers_.find(hint->buffer);
-        if (it != readback_buffers_.end() && !it->second) {
+        const std::optional<BufferRecord> b = d_.record->buffer(hint->buffer);
+        if (b && !b->bound && readback_buffer(*b)) {
             *kind = "readback buffer memory";
             return hint->reqs.memoryTypeBits & safe;
         }
@@ -283,14 +280,16 @@ VkResult ReadbackTracker::allocate(const VkMemoryAllocateInfo* info, const VkAll
     d_.stats.add(Counter::ReadbackBytes, info->allocationSize);
     log_once(kind, app_type, choice.memory_type);
     std::lock_guard lock(mutex_);
-    redirected_[*memory] = {app_type, choice.memory_type};
+    if (redirected_.insert_or_assign(*memory, Redirected{app_type, choice.memory_type}).second)
+        redirected_count_.fetch_add(1, std::memory_order_relaxed);
     return r;
 }
 
 void ReadbackTracker::freed(VkDeviceMemory memory) {
     if (deferral_) deferral_->freed(memory);
+    if (redirected_count_.load(std::memory_order_relaxed) == 0) return;
     std::lock_guard lock(mutex_);
-    redirected_.erase(memory);
+    if (redirected_.erase(memory)) redirected_count_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ReadbackTracker::check_bind(VkDeviceMemory memory, uint32_t allowed_bits, const char* what) {
@@ -310,10 +309,9 @@ void ReadbackTracker::check_bind(VkDeviceMemory memory, uint32_t allowed_bits, c
 }
 
 void ReadbackTracker::buffer_bound(VkBuffer buffer, VkDeviceMemory memory) {
+    if (redirected_count_.load(std::memory_order_relaxed) == 0) return;
     {
         std::lock_guard lock(mutex_);
-        auto it = readback_buffers_.find(buffer);
-        if (it != readback_buffers_.end()) it->second = true;
         if (!redirected_.count(memory)) return;
     }
     VkMemoryRequirements reqs;
@@ -322,6 +320,7 @@ void ReadbackTracker::buffer_bound(VkBuffer buffer, VkDeviceMemory memory) {
 }
 
 void ReadbackTracker::image_bound(VkImage image, VkDeviceMemory memory) {
+    if (redirected_count_.load(std::memory_order_relaxed) == 0) return;
     {
         std::lock_guard lock(mutex_);
         if (!redirected_.count(memory)) return;

@@ -27,6 +27,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,10 +49,11 @@ public:
     // Evidence from use; null when VK_SLIPSTREAM_READBACK is not auto or the deferral is off.
     ReadbackDeferral* deferral() { return deferral_.get(); }
 
-    void buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info);
+    // What buffers and images were created as, and whether they are bound, is in the device's
+    // object record (core/object_record.h); the tracker is told only what it acts on.
+    void buffer_created(const VkBufferCreateInfo& info);
     void buffer_destroyed(VkBuffer buffer);
-    void image_created(VkImage image, const VkImageCreateInfo& info);
-    void image_destroyed(VkImage image);
+    void image_created(const VkImageCreateInfo& info);
 
     // A buffer's requirements were queried (reqs is what the application will see: steering
     // may change its memoryTypeBits). `buffer` is null for vkGetDeviceBufferMemoryRequirements.
@@ -92,9 +94,10 @@ private:
     uint32_t safe_targets_[VK_MAX_MEMORY_TYPES] = {};
     std::mutex mutex_;   // guards the maps
     std::unordered_map<std::thread::id, Hint> hints_;  // at most one per thread, dropped on use
-    std::unordered_map<VkBuffer, bool> readback_buffers_;  // -> bound yet
-    std::unordered_set<VkImage> readback_images_;
     std::unordered_map<VkDeviceMemory, Redirected> redirected_;
+    // Their sizes, read without the lock: allocations, binds and frees of memory that is not
+    // read back take no lock while no thread holds a hint and nothing is redirected.
+    std::atomic<uint32_t> hint_count_{0}, redirected_count_{0};
     std::unordered_set<std::string> logged_;
     std::unique_ptr<ReadbackDeferral> deferral_;  // last: it may use safe_targets_ until destroyed
 };

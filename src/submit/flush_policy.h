@@ -183,9 +183,14 @@ private:
 };
 
 // What a submission itself allows (its command buffers are judged separately): no
-// semaphores, no pNext (device groups, protected and performance-query submits, keyed
-// mutexes, timeline values and WSI signals all live there), no flags, device mask 0.
-PassReason classify_submit(const VkSubmitInfo& submit);
-PassReason classify_submit(const VkSubmitInfo2& submit);
+// semaphores, no flags, and in its pNext chain only structures that say nothing fusion would
+// drop: timeline values (VkTimelineSemaphoreSubmitInfo: with no semaphores there is no value
+// to carry; runtimes attach one to every submission), device-group masks and indices naming
+// the one device of a device that has one (`one_device`), a protected-submit structure that
+// asks for none. A command buffer's device mask must be 0 or name that device. Anything else
+// (performance-query passes, keyed mutexes, WSI and vendor structures) passes through;
+// `*unknown` (when given) is then the sType of the first such structure.
+PassReason classify_submit(const VkSubmitInfo& submit, bool one_device, VkStructureType* unknown = nullptr);
+PassReason classify_submit(const VkSubmitInfo2& submit, bool one_device, VkStructureType* unknown = nullptr);
 
 }  // namespace slipstream::submit

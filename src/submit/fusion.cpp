@@ -345,8 +345,9 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     std::vector<const CommandBufferState*> many;
     // A device that handed out a command Slipstream does not know stops fusing at once.
     if (!d.fusable.load(std::memory_order_relaxed)) why = PassReason::NotCaptured;
+    VkStructureType extension = VK_STRUCTURE_TYPE_MAX_ENUM;
     for (uint32_t i = 0; i < count && why == PassReason::None; ++i) {
-        why = classify_submit(submits[i]);
+        why = classify_submit(submits[i], d.one_physical_device, &extension);
         for (uint32_t j = 0; j < command_buffer_count(submits[i]) && why == PassReason::None; ++j) {
             const CommandBufferState* cb;
             why = classify_command_buffer(d, q, command_buffer(submits[i], j), &cb);
@@ -404,6 +405,10 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     uint32_t cbs = 0;
     for (uint32_t i = 0; i < count; ++i) cbs += command_buffer_count(submits[i]);
     count_passed(d.stats, why, cbs);
+    if (why == PassReason::SubmitExtension && extension != VK_STRUCTURE_TYPE_MAX_ENUM &&
+        d.stats.add_passed_extension(extension, cbs))
+        log(LogLevel::Info, "fusion: submissions chaining a structure of sType %u go to the driver unfused",
+            unsigned(extension));
     take_record_lock();
     bool leaves = false;
     for (uint32_t i = 0; i < count && !leaves; ++i)

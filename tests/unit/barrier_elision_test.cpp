@@ -54,12 +54,12 @@ public:  // the case table's lambdas build with these
     void SetUp() override {
         VkMemoryAllocateInfo plain{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
         plain.allocationSize = 1 << 20;
-        r.memory_allocated(handle<VkDeviceMemory>(kM1), plain);
-        r.memory_allocated(handle<VkDeviceMemory>(kM2), plain);
+        o.memory_allocated(handle<VkDeviceMemory>(kM1), plain);
+        o.memory_allocated(handle<VkDeviceMemory>(kM2), plain);
         VkImportMemoryFdInfoKHR import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR};
         VkMemoryAllocateInfo imported = plain;
         imported.pNext = &import;
-        r.memory_allocated(handle<VkDeviceMemory>(kImported), imported);
+        o.memory_allocated(handle<VkDeviceMemory>(kImported), imported);
 
         buffer(kA, kM1, 0);
         buffer(kB, kM1, 128);
@@ -70,7 +70,7 @@ public:  // the case table's lambdas build with these
         buffer(kX, kImported, 0);
         VkBufferCreateInfo unbound{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
         unbound.size = 256;
-        r.buffer_created(handle<VkBuffer>(kU), unbound);
+        o.buffer_created(handle<VkBuffer>(kU), unbound);
 
         image(kImg1, kView1, kM2, 8192, 4096);
         image(kImg2, kView2, kM2, 10240, 4096);  // overlaps kImg1's last 2 KiB
@@ -99,13 +99,13 @@ public:  // the case table's lambdas build with these
         VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
         info.size = 256;
         info.flags = flags;
-        r.buffer_created(handle<VkBuffer>(b), info);
-        r.buffer_bound(handle<VkBuffer>(b), handle<VkDeviceMemory>(memory), offset, true);
+        o.buffer_created(handle<VkBuffer>(b), info);
+        o.buffer_bound(handle<VkBuffer>(b), handle<VkDeviceMemory>(memory), offset, true);
     }
     void image(uint64_t i, uint64_t view, uint64_t memory, uint64_t offset, uint64_t size) {
         VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-        r.image_created(handle<VkImage>(i), info);
-        r.image_bound(handle<VkImage>(i), handle<VkDeviceMemory>(memory), offset, size, true);
+        o.image_created(handle<VkImage>(i), info);
+        o.image_bound(handle<VkImage>(i), handle<VkDeviceMemory>(memory), offset, size, true);
         VkImageViewCreateInfo v{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
         v.image = handle<VkImage>(i);
         r.image_view_created(handle<VkImageView>(view), v);
@@ -192,7 +192,8 @@ public:  // the case table's lambdas build with these
         });
     }
 
-    ResourceRegistry r;
+    ObjectRecord o;  // before r, which reads it
+    ResourceRegistry r{o};
     uint64_t next_set_ = 1000;
 };
 
@@ -311,7 +312,7 @@ TEST_F(Elision, WritesCopiesAndTemplatesFollowTheSetContents) {
     t.descriptorUpdateEntryCount = 1;
     t.pDescriptorUpdateEntries = &entry;
     t.templateType = VK_DESCRIPTOR_UPDATE_TEMPLATE_TYPE_DESCRIPTOR_SET;
-    r.template_created(handle<VkDescriptorUpdateTemplate>(7), t);
+    o.template_created(handle<VkDescriptorUpdateTemplate>(7), t);
     const VkDescriptorSet templated = set(kStorage, kC);
     EXPECT_FALSE(dispatch(templated).conflicts_with(fill(kA, 0, 4)));
     r.set_updated_with_template(templated, handle<VkDescriptorUpdateTemplate>(7), &data);

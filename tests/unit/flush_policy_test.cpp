@@ -1,5 +1,6 @@
 // The flush rules of fusion (src/submit/flush_policy.h), without a driver.
 #include "submit/flush_policy.h"
+#include "core/stats.h"
 
 #include <gtest/gtest.h>
 
@@ -118,26 +119,94 @@ TEST(FlushPolicy, ComputeOnlyQueuesOweTheClosingBarrier) {
 
 TEST(FlushPolicy, SubmissionsWithSemaphoresOrExtensionsPassThrough) {
     VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    EXPECT_EQ(classify_submit(s), PassReason::None);
+    EXPECT_EQ(classify_submit(s, true), PassReason::None);
     VkSemaphore sem = reinterpret_cast<VkSemaphore>(uintptr_t(1));
     s.signalSemaphoreCount = 1;
     s.pSignalSemaphores = &sem;
-    EXPECT_EQ(classify_submit(s), PassReason::Semaphores);
+    EXPECT_EQ(classify_submit(s, true), PassReason::Semaphores);
     VkSubmitInfo t{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     VkProtectedSubmitInfo prot{VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO};
+    prot.protectedSubmit = VK_TRUE;
     t.pNext = &prot;
-    EXPECT_EQ(classify_submit(t), PassReason::SubmitExtension);
+    VkStructureType unknown = VK_STRUCTURE_TYPE_MAX_ENUM;
+    EXPECT_EQ(classify_submit(t, true, &unknown), PassReason::SubmitExtension);
+    EXPECT_EQ(unknown, VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO);
+    VkPerformanceQuerySubmitInfoKHR perf{VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR};
+    t.pNext = &perf;
+    EXPECT_EQ(classify_submit(t, true), PassReason::SubmitExtension);
 
     VkSubmitInfo2 s2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
-    EXPECT_EQ(classify_submit(s2), PassReason::None);
+    EXPECT_EQ(classify_submit(s2, true), PassReason::None);
     s2.flags = VK_SUBMIT_PROTECTED_BIT;
-    EXPECT_EQ(classify_submit(s2), PassReason::SubmitExtension);
+    EXPECT_EQ(classify_submit(s2, true), PassReason::SubmitExtension);
     VkCommandBufferSubmitInfo cb{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
-    cb.deviceMask = 1;
+    cb.deviceMask = 2;  // a second device of a group
     VkSubmitInfo2 m{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
     m.commandBufferInfoCount = 1;
     m.pCommandBufferInfos = &cb;
-    EXPECT_EQ(classify_submit(m), PassReason::SubmitExtension);
+    EXPECT_EQ(classify_submit(m, true), PassReason::SubmitExtension);
+    cb.deviceMask = 1;  // the one device there is
+    EXPECT_EQ(classify_submit(m, true), PassReason::None);
+    EXPECT_EQ(classify_submit(m, false), PassReason::SubmitExtension);
+}
+
+// What runtimes chain to every submission and fusion can carry: an empty
+// VkTimelineSemaphoreSubmitInfo, device-group masks of a one-device device, a protected-submit
+// structure asking for none. With semaphores the submission still passes (a batch boundary).
+TEST(FlushPolicy, CarriedSubmitExtensions) {
+    VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    VkProtectedSubmitInfo unprotected{VK_STRUCTURE_TYPE_PROTECTED_SUBMIT_INFO};
+    timeline.pNext = &unprotected;
+    VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    s.pNext = &timeline;
+    EXPECT_EQ(classify_submit(s, true), PassReason::None);
+    const uint64_t value = 5;
+    timeline.signalSemaphoreValueCount = 1;
+    timeline.pSignalSemaphoreValues = &value;
+    VkSemaphore sem = reinterpret_cast<VkSemaphore>(uintptr_t(1));
+    s.signalSemaphoreCount = 1;
+    s.pSignalSemaphores = &sem;
+    EXPECT_EQ(classify_submit(s, true), PassReason::Semaphores);
+
+    const uint32_t one = 1, two = 3, index0 = 0, index1 = 1;
+    VkDeviceGroupSubmitInfo group{VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO};
+    group.commandBufferCount = 1;
+    group.pCommandBufferDeviceMasks = &one;
+    VkSubmitInfo g{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    g.pNext = &group;
+    EXPECT_EQ(classify_submit(g, true), PassReason::None);
+    EXPECT_EQ(classify_submit(g, false), PassReason::SubmitExtension);
+    group.pCommandBufferDeviceMasks = &two;
+    EXPECT_EQ(classify_submit(g, true), PassReason::SubmitExtension);
+    group.pCommandBufferDeviceMasks = &one;
+    group.waitSemaphoreCount = 1;  // (a submission with semaphores passes anyway; the indices are checked alone)
+    group.pWaitSemaphoreDeviceIndices = &index1;
+    EXPECT_EQ(classify_submit(g, true), PassReason::SubmitExtension);
+    group.pWaitSemaphoreDeviceIndices = &index0;
+    EXPECT_EQ(classify_submit(g, true), PassReason::None);
+
+    VkSubmitInfo2 s2{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    VkPerformanceQuerySubmitInfoKHR perf{VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR};
+    s2.pNext = &perf;
+    VkStructureType unknown = VK_STRUCTURE_TYPE_MAX_ENUM;
+    EXPECT_EQ(classify_submit(s2, true, &unknown), PassReason::SubmitExtension);
+    EXPECT_EQ(unknown, VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR);
+}
+
+// Passed-through submissions counted by the sType that stopped them: a few sTypes by name,
+// then "others".
+TEST(Stats, PassedExtensionsBySType) {
+    DeviceStats stats;
+    EXPECT_TRUE(stats.add_passed_extension(VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR, 2));
+    EXPECT_FALSE(stats.add_passed_extension(VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR, 3));
+    for (int i = 0; i < DeviceStats::kExtensionSlots + 2; ++i)
+        stats.add_passed_extension(VkStructureType(2000000000 + i), 1);
+    const auto all = stats.passed_extensions();
+    ASSERT_EQ(all.size(), size_t(DeviceStats::kExtensionSlots));
+    EXPECT_EQ(all[0].first, uint32_t(VK_STRUCTURE_TYPE_PERFORMANCE_QUERY_SUBMIT_INFO_KHR));
+    EXPECT_EQ(all[0].second, 5u);
+    EXPECT_EQ(all.back().first, 0u);  // others
+    EXPECT_EQ(all.back().second, 4u);  // 10 new sTypes, 6 with slots of their own
 }
 
 // LAZY_RECORD=auto's decision at vkEndCommandBuffer (the mode decision of the latency path).
