@@ -90,6 +90,11 @@ class FunctionScan(unittest.TestCase):
             """)
         self.assertEqual(functions(text), [("f", 8, 4)])
 
+    def test_names_skip_attributes(self):
+        text = ('extern "C" __attribute__((visibility("default"))) int VKAPI_CALL exported(int a) {\n'
+                "    return a;\n}\n[[nodiscard]] bool checked() { return true; }\n")
+        self.assertEqual(functions(text), [("exported", 1, 3), ("checked", 4, 1)])
+
     def test_length_counts_signature_to_closing_brace(self):
         self.assertEqual(functions(body(60)), [("f", 1, 60)])
         self.assertEqual(functions("static int\nsplit_signature(int a,\n    int b) {\n}\n"),

@@ -128,6 +128,7 @@ _ACCESS = re.compile(r"^\s*(?:public|private|protected)\s*:(?!:)")
 _NAME = re.compile(r"((?:~?[A-Za-z_]\w*\s*(?:<[^(){};]*>)?\s*::\s*)*"
                    r"(?:operator\s*(?:\(\s*\)|[^\s(]+)|~?[A-Za-z_]\w*))\s*\(")
 _LAMBDA_NAME = re.compile(r"([A-Za-z_]\w*)\s*=\s*\[")
+_ATTRIBUTES = re.compile(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)|\[\[[^\]]*\]\]|__declspec\s*\([^()]*\)")
 _KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "decltype", "alignof",
              "static_assert", "alignas", "noexcept", "__attribute__"}
 
@@ -146,6 +147,7 @@ def _skip_template_head(header):
 
 
 def function_name(header):
+    header = _ATTRIBUTES.sub(" ", header)
     if m := _LAMBDA_NAME.search(header):
         if "(" not in header[:m.start()]:
             return m.group(1)
