@@ -33,6 +33,27 @@ bool has_device_extension(InstanceState& instance, VkPhysicalDevice physical_dev
         if (std::strcmp(all[i].extensionName, name) == 0) return true;
     return false;
 }
+
+// The allocation cache of a new device, with the GPU zero fill where the device has timeline
+// semaphores (`timelines`) and the cache zeroes.
+void set_up_alloc_cache(InstanceState& instance, DeviceState& state, bool timelines) {
+    if (timelines && state.settings.alloc_cache_zero) {
+        // The timeline commands of the version the device speaks (or of the extension).
+        const uint32_t version = std::min(instance.api_version, state.properties.apiVersion);
+        const bool core = VK_API_VERSION_MAJOR(version) > 1 || VK_API_VERSION_MINOR(version) >= 2;
+        auto z = std::make_unique<objects::GpuZero>();
+        z->counter_value = core ? state.dispatch.GetSemaphoreCounterValue : state.dispatch.GetSemaphoreCounterValueKHR;
+        z->wait_semaphores = core ? state.dispatch.WaitSemaphores : state.dispatch.WaitSemaphoresKHR;
+        if (z->counter_value && z->wait_semaphores) state.gpu_zero = std::move(z);
+    }
+    state.alloc_cache = std::make_unique<objects::AllocCache>(objects::AllocCache::limits_for(
+        state.memory_properties, state.properties.limits, state.settings.alloc_cache_mib,
+        state.settings.alloc_cache_zero, state.gpu_zero != nullptr));
+    state.memory_budget = instance.api_version >= VK_API_VERSION_1_1 &&
+                          state.properties.apiVersion >= VK_API_VERSION_1_1 &&
+                          instance.dispatch.GetPhysicalDeviceMemoryProperties2 &&
+                          has_device_extension(instance, state.physical_device, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+}
 }  // namespace
 
 namespace {
@@ -144,24 +165,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     }
     instance->dispatch.GetPhysicalDeviceProperties(physical_device, &state->properties);
     instance->dispatch.GetPhysicalDeviceMemoryProperties(physical_device, &state->memory_properties);
-    if (state->settings.alloc_cache) {
-        if (timelines && state->settings.alloc_cache_zero) {
-            // The timeline commands of the version the device speaks (or of the extension).
-            const uint32_t version = std::min(instance->api_version, state->properties.apiVersion);
-            const bool core = VK_API_VERSION_MAJOR(version) > 1 || VK_API_VERSION_MINOR(version) >= 2;
-            auto z = std::make_unique<objects::GpuZero>();
-            z->counter_value = core ? state->dispatch.GetSemaphoreCounterValue : state->dispatch.GetSemaphoreCounterValueKHR;
-            z->wait_semaphores = core ? state->dispatch.WaitSemaphores : state->dispatch.WaitSemaphoresKHR;
-            if (z->counter_value && z->wait_semaphores) state->gpu_zero = std::move(z);
-        }
-        state->alloc_cache = std::make_unique<objects::AllocCache>(objects::AllocCache::limits_for(
-            state->memory_properties, state->properties.limits, state->settings.alloc_cache_mib,
-            state->settings.alloc_cache_zero, state->gpu_zero != nullptr));
-        state->memory_budget = instance->api_version >= VK_API_VERSION_1_1 &&
-                               state->properties.apiVersion >= VK_API_VERSION_1_1 &&
-                               instance->dispatch.GetPhysicalDeviceMemoryProperties2 &&
-                               has_device_extension(*instance, physical_device, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-    }
+    if (state->settings.alloc_cache) set_up_alloc_cache(*instance, *state, timelines);
     uint32_t family_count = 0;
     instance->dispatch.GetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, nullptr);
     state->queue_families.resize(family_count);

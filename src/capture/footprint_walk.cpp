@@ -28,6 +28,47 @@ public:
     void buffer_barrier(const BufferBarrier& b) {
         if (b.srcQueueFamilyIndex != b.dstQueueFamilyIndex) fp.set_unknown();
     }
+    // The command families; `Copy` is a capture record or the Vulkan *Info2 structure, whose
+    // members have the same names.
+    void bind_pipeline(const CmdBindPipelineRecord& r) {
+        if (r.pipelineBindPoint != VK_PIPELINE_BIND_POINT_COMPUTE || !r_.pipeline_bounded(r.pipeline, trust_))
+            fp.set_unknown();
+    }
+    void bind_sets(const CmdBindDescriptorSetsRecord& r) {
+        for (uint32_t i = 0; i < r.descriptorSetCount; ++i)
+            if (r.pDescriptorSets[i] && !r_.add_set(r.pDescriptorSets[i], epoch_, trust_, fp)) fp.set_unknown();
+    }
+    void push_descriptors(const CmdPushDescriptorSetKHRRecord& r) {
+        for (uint32_t i = 0; i < r.descriptorWriteCount; ++i)
+            if (!r_.add_write(r.pDescriptorWrites[i], fp)) fp.set_unknown();
+    }
+    template <typename Copy>
+    void copy_buffer(const Copy& c) {
+        for (uint32_t i = 0; i < c.regionCount; ++i) {
+            buffer(c.srcBuffer, c.pRegions[i].srcOffset, c.pRegions[i].size, false);
+            buffer(c.dstBuffer, c.pRegions[i].dstOffset, c.pRegions[i].size, true);
+        }
+    }
+    template <typename Copy>
+    void copy_image(const Copy& c) {
+        image(c.srcImage, false);
+        image(c.dstImage, true);
+    }
+    template <typename Copy>
+    void buffer_to_image(const Copy& c) {
+        buffer(c.srcBuffer, 0, VK_WHOLE_SIZE, false);
+        image(c.dstImage, true);
+    }
+    template <typename Copy>
+    void image_to_buffer(const Copy& c) {
+        image(c.srcImage, false);
+        buffer(c.dstBuffer, 0, VK_WHOLE_SIZE, true);
+    }
+    template <typename Dependency>
+    void barriers(const Dependency& d) {
+        for (uint32_t i = 0; i < d.bufferMemoryBarrierCount; ++i) buffer_barrier(d.pBufferMemoryBarriers[i]);
+        for (uint32_t i = 0; i < d.imageMemoryBarrierCount; ++i) image_barrier(d.pImageMemoryBarriers[i]);
+    }
     void record(const CaptureRecord& rec);
 
     Footprint& fp;
@@ -38,26 +79,16 @@ private:
     bool trust_;
 };
 
+template <typename Record>
+const Record& as(const CaptureRecord& rec) {
+    return static_cast<const Record&>(rec);
+}
+
 void Walk::record(const CaptureRecord& rec) {
     switch (rec.id) {
-    case CommandId::CmdBindPipeline: {
-        const auto& r = static_cast<const CmdBindPipelineRecord&>(rec);
-        if (r.pipelineBindPoint != VK_PIPELINE_BIND_POINT_COMPUTE || !r_.pipeline_bounded(r.pipeline, trust_))
-            fp.set_unknown();
-        return;
-    }
-    case CommandId::CmdBindDescriptorSets: {
-        const auto& r = static_cast<const CmdBindDescriptorSetsRecord&>(rec);
-        for (uint32_t i = 0; i < r.descriptorSetCount; ++i)
-            if (r.pDescriptorSets[i] && !r_.add_set(r.pDescriptorSets[i], epoch_, trust_, fp)) fp.set_unknown();
-        return;
-    }
-    case CommandId::CmdPushDescriptorSetKHR: {
-        const auto& r = static_cast<const CmdPushDescriptorSetKHRRecord&>(rec);
-        for (uint32_t i = 0; i < r.descriptorWriteCount; ++i)
-            if (!r_.add_write(r.pDescriptorWrites[i], fp)) fp.set_unknown();
-        return;
-    }
+    case CommandId::CmdBindPipeline: return bind_pipeline(as<CmdBindPipelineRecord>(rec));
+    case CommandId::CmdBindDescriptorSets: return bind_sets(as<CmdBindDescriptorSetsRecord>(rec));
+    case CommandId::CmdPushDescriptorSetKHR: return push_descriptors(as<CmdPushDescriptorSetKHRRecord>(rec));
     case CommandId::CmdPushConstants:
     case CommandId::CmdDispatch:
     case CommandId::CmdDispatchBase:
@@ -69,89 +100,37 @@ void Walk::record(const CaptureRecord& rec) {
     case CommandId::CmdDebugMarkerEndEXT:
     case CommandId::CmdDebugMarkerInsertEXT: return;
     case CommandId::CmdDispatchIndirect: {
-        const auto& r = static_cast<const CmdDispatchIndirectRecord&>(rec);
-        buffer(r.buffer, r.offset, sizeof(VkDispatchIndirectCommand), false);
-        return;
+        const auto& r = as<CmdDispatchIndirectRecord>(rec);
+        return buffer(r.buffer, r.offset, sizeof(VkDispatchIndirectCommand), false);
     }
-    case CommandId::CmdCopyBuffer: {
-        const auto& r = static_cast<const CmdCopyBufferRecord&>(rec);
-        for (uint32_t i = 0; i < r.regionCount; ++i) {
-            buffer(r.srcBuffer, r.pRegions[i].srcOffset, r.pRegions[i].size, false);
-            buffer(r.dstBuffer, r.pRegions[i].dstOffset, r.pRegions[i].size, true);
-        }
-        return;
-    }
+    case CommandId::CmdCopyBuffer: return copy_buffer(as<CmdCopyBufferRecord>(rec));
     case CommandId::CmdCopyBuffer2:
-    case CommandId::CmdCopyBuffer2KHR: {
-        const VkCopyBufferInfo2& c = *static_cast<const CmdCopyBuffer2Record&>(rec).pCopyBufferInfo;
-        for (uint32_t i = 0; i < c.regionCount; ++i) {
-            buffer(c.srcBuffer, c.pRegions[i].srcOffset, c.pRegions[i].size, false);
-            buffer(c.dstBuffer, c.pRegions[i].dstOffset, c.pRegions[i].size, true);
-        }
-        return;
-    }
-    case CommandId::CmdCopyImage: {
-        const auto& r = static_cast<const CmdCopyImageRecord&>(rec);
-        image(r.srcImage, false);
-        image(r.dstImage, true);
-        return;
-    }
+    case CommandId::CmdCopyBuffer2KHR: return copy_buffer(*as<CmdCopyBuffer2Record>(rec).pCopyBufferInfo);
+    case CommandId::CmdCopyImage: return copy_image(as<CmdCopyImageRecord>(rec));
     case CommandId::CmdCopyImage2:
-    case CommandId::CmdCopyImage2KHR: {
-        const VkCopyImageInfo2& c = *static_cast<const CmdCopyImage2Record&>(rec).pCopyImageInfo;
-        image(c.srcImage, false);
-        image(c.dstImage, true);
-        return;
-    }
-    case CommandId::CmdCopyBufferToImage: {
-        const auto& r = static_cast<const CmdCopyBufferToImageRecord&>(rec);
-        buffer(r.srcBuffer, 0, VK_WHOLE_SIZE, false);
-        image(r.dstImage, true);
-        return;
-    }
+    case CommandId::CmdCopyImage2KHR: return copy_image(*as<CmdCopyImage2Record>(rec).pCopyImageInfo);
+    case CommandId::CmdCopyBufferToImage: return buffer_to_image(as<CmdCopyBufferToImageRecord>(rec));
     case CommandId::CmdCopyBufferToImage2:
-    case CommandId::CmdCopyBufferToImage2KHR: {
-        const VkCopyBufferToImageInfo2& c = *static_cast<const CmdCopyBufferToImage2Record&>(rec).pCopyBufferToImageInfo;
-        buffer(c.srcBuffer, 0, VK_WHOLE_SIZE, false);
-        image(c.dstImage, true);
-        return;
-    }
-    case CommandId::CmdCopyImageToBuffer: {
-        const auto& r = static_cast<const CmdCopyImageToBufferRecord&>(rec);
-        image(r.srcImage, false);
-        buffer(r.dstBuffer, 0, VK_WHOLE_SIZE, true);
-        return;
-    }
+    case CommandId::CmdCopyBufferToImage2KHR:
+        return buffer_to_image(*as<CmdCopyBufferToImage2Record>(rec).pCopyBufferToImageInfo);
+    case CommandId::CmdCopyImageToBuffer: return image_to_buffer(as<CmdCopyImageToBufferRecord>(rec));
     case CommandId::CmdCopyImageToBuffer2:
-    case CommandId::CmdCopyImageToBuffer2KHR: {
-        const VkCopyImageToBufferInfo2& c = *static_cast<const CmdCopyImageToBuffer2Record&>(rec).pCopyImageToBufferInfo;
-        image(c.srcImage, false);
-        buffer(c.dstBuffer, 0, VK_WHOLE_SIZE, true);
-        return;
-    }
+    case CommandId::CmdCopyImageToBuffer2KHR:
+        return image_to_buffer(*as<CmdCopyImageToBuffer2Record>(rec).pCopyImageToBufferInfo);
     case CommandId::CmdFillBuffer: {
-        const auto& r = static_cast<const CmdFillBufferRecord&>(rec);
-        buffer(r.dstBuffer, r.dstOffset, r.size, true);
-        return;
+        const auto& r = as<CmdFillBufferRecord>(rec);
+        return buffer(r.dstBuffer, r.dstOffset, r.size, true);
     }
     case CommandId::CmdUpdateBuffer: {
-        const auto& r = static_cast<const CmdUpdateBufferRecord&>(rec);
-        buffer(r.dstBuffer, r.dstOffset, r.dataSize, true);
-        return;
+        const auto& r = as<CmdUpdateBufferRecord>(rec);
+        return buffer(r.dstBuffer, r.dstOffset, r.dataSize, true);
     }
-    case CommandId::CmdClearColorImage: image(static_cast<const CmdClearColorImageRecord&>(rec).image, true); return;
-    case CommandId::CmdPipelineBarrier: {
-        const auto& r = static_cast<const CmdPipelineBarrierRecord&>(rec);
-        for (uint32_t i = 0; i < r.bufferMemoryBarrierCount; ++i) buffer_barrier(r.pBufferMemoryBarriers[i]);
-        for (uint32_t i = 0; i < r.imageMemoryBarrierCount; ++i) image_barrier(r.pImageMemoryBarriers[i]);
-        return;
-    }
+    case CommandId::CmdClearColorImage: return image(as<CmdClearColorImageRecord>(rec).image, true);
+    case CommandId::CmdPipelineBarrier: return barriers(as<CmdPipelineBarrierRecord>(rec));
     case CommandId::CmdPipelineBarrier2:
     case CommandId::CmdPipelineBarrier2KHR: {
-        const VkDependencyInfo* info = static_cast<const CmdPipelineBarrier2Record&>(rec).pDependencyInfo;
-        if (!info) return;
-        for (uint32_t i = 0; i < info->bufferMemoryBarrierCount; ++i) buffer_barrier(info->pBufferMemoryBarriers[i]);
-        for (uint32_t i = 0; i < info->imageMemoryBarrierCount; ++i) image_barrier(info->pImageMemoryBarriers[i]);
+        const VkDependencyInfo* info = as<CmdPipelineBarrier2Record>(rec).pDependencyInfo;
+        if (info) barriers(*info);
         return;
     }
     default: fp.set_unknown(); return;  // descriptor buffers, events, queries, timestamps, anything newer

@@ -17,7 +17,7 @@
 // Memory given back to the driver (trim, eviction, retry, vkDestroyDevice) while a fill of it
 // may still run must wait for that fill first: in_flight().
 //
-// This class makes no driver call: the glue (cached_memory.cpp) records, submits and reads the
+// This class makes no driver call: the glue (fill_submission.cpp, cached_memory.cpp) records, submits and reads the
 // timeline semaphores, and tells it what happened, so unit tests drive it with made-up handles.
 // Queues are named by an opaque id (the glue uses its per-queue state's address).
 //
@@ -70,7 +70,7 @@ public:
 
     // A submission on `queue` is about to go: the fills to record ahead of it (no longer owed;
     // submitted() or failed() must follow, under the caller's own serialization: see
-    // cached_memory.cpp), in the order they were owed.
+    // fill_submission.cpp), in the order they were owed.
     std::vector<Fill> take();
     // They went to the driver on `queue`, whose timeline reaches `value` when they are done.
     void submitted(QueueId queue, uint64_t value, const std::vector<Fill>& fills);
@@ -122,7 +122,7 @@ private:
 // The driver objects of the GPU fill (DeviceState::gpu_zero, made at vkCreateDevice where the
 // device has timeline semaphores and the cache zeroes): the policy above, and per queue that
 // filled or waited a command pool, our command buffers and a timeline semaphore. The glue is
-// cached_memory.cpp.
+// fill_submission.cpp and cached_memory.cpp.
 struct QueueFiller {
     VkQueue queue = VK_NULL_HANDLE;
     VkCommandPool pool = VK_NULL_HANDLE;

@@ -19,17 +19,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <utility>
 #include <vector>
 
 namespace {
 
-struct Allocation {
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    VkDeviceSize size = 0;
-    uint32_t type = 0;
-    void* mapped = nullptr;
-};
+// Mapped only when a check maps it (Rig::map).
+using Allocation = vkapp::Buffer;
 
 struct Rig {
     vkapp::Context& ctx;
@@ -40,6 +37,7 @@ struct Rig {
     VkFence fence = VK_NULL_HANDLE;
     uint64_t checksum = 1469598103934665603ull;
     bool ok = true;
+    std::map<std::pair<VkBufferUsageFlags, VkMemoryPropertyFlags>, uint32_t> types;  // type_for's answers
 
     Rig(vkapp::Context& c, bool zero) : ctx(c), expect_zero(zero) {
         pool = vkapp::create_command_pool(ctx, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
@@ -56,31 +54,26 @@ struct Rig {
         ok = false;
     }
 
-    // A buffer of `size` bytes in an allocation of its own, of the first type with `flags`.
+    // A buffer of `size` bytes in an allocation of its own, of the first type with `flags`
+    // (else the first the buffer allows).
     Allocation allocate(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags flags) {
-        Allocation a;
-        a.size = size;
-        VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-        bi.size = size;
-        bi.usage = usage;
-        VK_CHECK(vkCreateBuffer(ctx.device, &bi, nullptr, &a.buffer));
-        VkMemoryRequirements reqs;
-        vkGetBufferMemoryRequirements(ctx.device, a.buffer, &reqs);
-        int type = vkapp::find_memory_type(ctx.memory_properties, reqs.memoryTypeBits, flags);
-        if (type < 0) type = vkapp::find_memory_type(ctx.memory_properties, reqs.memoryTypeBits, 0);
-        a.type = uint32_t(type);
-        VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        ai.allocationSize = reqs.size;
-        ai.memoryTypeIndex = a.type;
-        VK_CHECK(vkAllocateMemory(ctx.device, &ai, nullptr, &a.memory));
-        VK_CHECK(vkBindBufferMemory(ctx.device, a.buffer, a.memory, 0));
-        return a;
+        return vkapp::create_buffer_of_type(ctx, size, usage, type_for(usage, flags), vkapp::Map::no);
+    }
+    uint32_t type_for(VkBufferUsageFlags usage, VkMemoryPropertyFlags flags) {
+        auto [it, added] = types.try_emplace({usage, flags}, 0);
+        if (added) {
+            const uint32_t bits = vkapp::buffer_memory_type_bits(ctx, usage);
+            int type = vkapp::find_memory_type(ctx.memory_properties, bits, flags);
+            if (type < 0) type = vkapp::find_memory_type(ctx.memory_properties, bits, 0);
+            it->second = uint32_t(type);
+        }
+        return it->second;
     }
     bool host_visible(const Allocation& a) const {
-        return ctx.memory_properties.memoryTypes[a.type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+        return ctx.memory_properties.memoryTypes[a.memory_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
     }
     bool coherent(const Allocation& a) const {
-        return ctx.memory_properties.memoryTypes[a.type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        return ctx.memory_properties.memoryTypes[a.memory_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     }
     void* map(Allocation& a) {
         if (!a.mapped) VK_CHECK(vkMapMemory(ctx.device, a.memory, 0, VK_WHOLE_SIZE, 0, &a.mapped));

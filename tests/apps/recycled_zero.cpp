@@ -35,11 +35,8 @@ namespace {
 constexpr VkBufferUsageFlags kUsage =
     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
 
-struct Device {
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    VkDeviceSize size = 0;
-};
+// A device buffer in an allocation of its own (never mapped).
+using Device = vkapp::Buffer;
 
 struct Rig {
     vkapp::Context& ctx;
@@ -64,25 +61,17 @@ struct Rig {
                                     suite::kHostMemory);
         submit2 = reinterpret_cast<PFN_vkQueueSubmit2>(vkGetDeviceProcAddr(ctx.device, "vkQueueSubmit2"));
         // The memory type of the device buffers.
-        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-        bci.size = 4096;
-        bci.usage = kUsage;
-        VkBuffer probe;
-        VK_CHECK(vkCreateBuffer(ctx.device, &bci, nullptr, &probe));
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(ctx.device, probe, &req);
-        vkDestroyBuffer(ctx.device, probe, nullptr);
+        const uint32_t bits = vkapp::buffer_memory_type_bits(ctx, kUsage);
         int t = -1;
         for (uint32_t i = 0; i < ctx.memory_properties.memoryTypeCount && t < 0; ++i) {
             const VkMemoryPropertyFlags f = ctx.memory_properties.memoryTypes[i].propertyFlags;
-            if ((req.memoryTypeBits & (1u << i)) && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) &&
+            if ((bits & (1u << i)) && (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) &&
                 !(f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
                 t = int(i);
         }
         std::printf("device-local-only type: %s\n", t >= 0 ? "yes" : "no (a host-visible one)");
-        if (t < 0) t = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits,
-                                               VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-        if (t < 0) t = vkapp::find_memory_type(ctx.memory_properties, req.memoryTypeBits, 0);
+        if (t < 0) t = vkapp::find_memory_type(ctx.memory_properties, bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        if (t < 0) t = vkapp::find_memory_type(ctx.memory_properties, bits, 0);
         type = uint32_t(t);
     }
     ~Rig() {
@@ -92,27 +81,8 @@ struct Rig {
             if (p) vkDestroyCommandPool(ctx.device, p, nullptr);
     }
 
-    Device allocate(VkDeviceSize size) {
-        Device d;
-        d.size = size;
-        VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-        bci.size = size;
-        bci.usage = kUsage;
-        VK_CHECK(vkCreateBuffer(ctx.device, &bci, nullptr, &d.buffer));
-        VkMemoryRequirements req;
-        vkGetBufferMemoryRequirements(ctx.device, d.buffer, &req);
-        VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-        mai.allocationSize = req.size;
-        mai.memoryTypeIndex = type;
-        VK_CHECK(vkAllocateMemory(ctx.device, &mai, nullptr, &d.memory));
-        VK_CHECK(vkBindBufferMemory(ctx.device, d.buffer, d.memory, 0));
-        return d;
-    }
-    void release(Device& d) {
-        vkDestroyBuffer(ctx.device, d.buffer, nullptr);
-        vkFreeMemory(ctx.device, d.memory, nullptr);
-        d = Device{};
-    }
+    Device allocate(VkDeviceSize size) { return vkapp::create_buffer_of_type(ctx, size, kUsage, type, vkapp::Map::no); }
+    void release(Device& d) { vkapp::destroy_buffer(ctx, d); }
 
     // Records `record` into a new command buffer of queue `q`'s pool, submits it there (with
     // vkQueueSubmit2 if asked) and waits for it.

@@ -232,9 +232,10 @@ int find_memory_type(const VkPhysicalDeviceMemoryProperties& props, uint32_t typ
     return -1;
 }
 
-Buffer create_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
-                     VkMemoryPropertyFlags required,
-                     const std::vector<uint32_t>& concurrent_families) {
+namespace {
+// The buffer of create_buffer*, not bound yet.
+Buffer unbound_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
+                      const std::vector<uint32_t>& concurrent_families, VkMemoryRequirements& req) {
     Buffer b;
     b.size = size;
     VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
@@ -247,22 +248,56 @@ Buffer create_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
         bci.pQueueFamilyIndices = concurrent_families.data();
     }
     VK_CHECK(vkCreateBuffer(ctx.device, &bci, nullptr, &b.buffer));
-    VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(ctx.device, b.buffer, &req);
+    return b;
+}
+
+// Binds `b` to an allocation of its own of `type` (mapped where host-visible and `map` says so).
+void bind_own_memory(Context& ctx, Buffer& b, const VkMemoryRequirements& req, uint32_t type, Map map) {
+    b.memory_type = type;
+    b.allocation_size = req.size;
+    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex = type;
+    VK_CHECK(vkAllocateMemory(ctx.device, &mai, nullptr, &b.memory));
+    VK_CHECK(vkBindBufferMemory(ctx.device, b.buffer, b.memory, 0));
+    if (map == Map::if_host_visible &&
+        (ctx.memory_properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+        VK_CHECK(vkMapMemory(ctx.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped));
+}
+}  // namespace
+
+Buffer create_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
+                     VkMemoryPropertyFlags required,
+                     const std::vector<uint32_t>& concurrent_families) {
+    VkMemoryRequirements req;
+    Buffer b = unbound_buffer(ctx, size, usage, concurrent_families, req);
     int type = find_memory_type(ctx.memory_properties, req.memoryTypeBits, required);
     if (type < 0) {
         std::fprintf(stderr, "no memory type with flags 0x%x\n", unsigned(required));
         std::exit(2);
     }
-    b.memory_type = uint32_t(type);
-    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = b.memory_type;
-    VK_CHECK(vkAllocateMemory(ctx.device, &mai, nullptr, &b.memory));
-    VK_CHECK(vkBindBufferMemory(ctx.device, b.buffer, b.memory, 0));
-    if (ctx.memory_properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
-        VK_CHECK(vkMapMemory(ctx.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped));
+    bind_own_memory(ctx, b, req, uint32_t(type), Map::if_host_visible);
     return b;
+}
+
+Buffer create_buffer_of_type(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage, uint32_t memory_type,
+                             Map map) {
+    VkMemoryRequirements req;
+    Buffer b = unbound_buffer(ctx, size, usage, {}, req);
+    if (!(req.memoryTypeBits & (1u << memory_type))) {
+        std::fprintf(stderr, "memory type %u does not suit a buffer of usage 0x%x\n", memory_type, unsigned(usage));
+        std::exit(2);
+    }
+    bind_own_memory(ctx, b, req, memory_type, map);
+    return b;
+}
+
+uint32_t buffer_memory_type_bits(Context& ctx, VkBufferUsageFlags usage) {
+    VkMemoryRequirements req;
+    Buffer probe = unbound_buffer(ctx, 4096, usage, {}, req);
+    vkDestroyBuffer(ctx.device, probe.buffer, nullptr);
+    return req.memoryTypeBits;
 }
 
 void destroy_buffer(Context& ctx, Buffer& b) {

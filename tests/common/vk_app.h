@@ -79,8 +79,9 @@ struct Buffer {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     VkDeviceSize size = 0;
+    VkDeviceSize allocation_size = 0;  // the buffer's memory requirements
     uint32_t memory_type = 0;
-    void* mapped = nullptr;  // set when the memory is host-visible
+    void* mapped = nullptr;  // set when the memory is host-visible (and mapping was asked for)
 };
 
 // Creates a buffer with its own allocation of the first type having `required` flags.
@@ -88,6 +89,18 @@ struct Buffer {
 Buffer create_buffer(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage,
                      VkMemoryPropertyFlags required,
                      const std::vector<uint32_t>& concurrent_families = {});
+
+// Whether a new buffer's host-visible memory is mapped (whole) at once.
+enum class Map { if_host_visible, no };
+
+// Creates a buffer with its own allocation of memory type `memory_type`, which the buffer's
+// memoryTypeBits must allow (buffer_memory_type_bits).
+Buffer create_buffer_of_type(Context& ctx, VkDeviceSize size, VkBufferUsageFlags usage, uint32_t memory_type,
+                             Map map = Map::if_host_visible);
+
+// The memory types a buffer of `usage` may be bound to (the same for every size: a buffer of
+// 4 KiB is created and destroyed to ask).
+uint32_t buffer_memory_type_bits(Context& ctx, VkBufferUsageFlags usage);
 void destroy_buffer(Context& ctx, Buffer& buffer);
 
 VkShaderModule create_shader_module(Context& ctx, const uint32_t* code, size_t size_bytes);

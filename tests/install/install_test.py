@@ -46,24 +46,13 @@ sys.path.insert(0, os.path.join(SOURCE, "tests", "common"))
 sys.path.insert(0, os.path.join(SOURCE, "tests", "apps"))
 import loader_chain  # noqa: E402
 import run_app  # noqa: E402
+from checks import check, failures  # noqa: E402
 
 PACKAGE = "vulkan-layer-slipstream"
 LAYER = "VK_LAYER_slipstream"
 MANIFEST = "VkLayer_slipstream.json"
 # What the package must depend on: the loader, the command's interpreter, the C/C++ runtimes.
 REQUIRED_DEPENDS = ("libvulkan1", "python3", "libc6", "libstdc++6")
-
-failures = []
-
-
-def check(name, ok, detail=""):
-    print(f"{'PASS' if ok else 'FAIL'}: {name}")
-    if not ok:
-        failures.append(name)
-        if detail:
-            print(detail.rstrip())
-    return ok
-
 
 def run(argv, env=None, cwd=None, timeout=120):
     p = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)

@@ -15,18 +15,11 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
 import slipstream_env  # noqa: E402
-
-failures = []
-
-
-def check(name, ok, detail=""):
-    print(f"{'PASS' if ok else 'FAIL'}: {name}")
-    if not ok:
-        failures.append(name)
-        if detail:
-            print(detail)
+from checks import check, failures  # noqa: E402
 
 
 def info(build, env, cwd=None):

@@ -173,44 +173,19 @@ void check_report(const char* layout_name, uint32_t type_count, const Expected& 
 
 // ---- Vulkan helpers -----------------------------------------------------------------------
 
-struct Block {
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    uint32_t type = 0;
-    uint32_t* words = nullptr;
-};
-
 constexpr VkDeviceSize kBlockBytes = 64 * 1024;
 
-Block make_block(vkapp::Context& ctx, uint32_t type, Expected& expect) {
-    Block b;
-    b.type = type;
-    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = kBlockBytes;
-    bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    VK_CHECK(vkCreateBuffer(ctx.device, &bci, nullptr, &b.buffer));
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(ctx.device, b.buffer, &req);
-    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = type;
-    VK_CHECK(vkAllocateMemory(ctx.device, &mai, nullptr, &b.memory));
+// A buffer of kBlockBytes in an allocation of its own of `type` (mapped where host-visible),
+// counted in `expect`.
+vkapp::Buffer make_block(vkapp::Context& ctx, uint32_t type, Expected& expect) {
+    vkapp::Buffer b = vkapp::create_buffer_of_type(
+        ctx, kBlockBytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, type);
     ++expect.allocations[type];
-    expect.bytes[type] += req.size;
-    VK_CHECK(vkBindBufferMemory(ctx.device, b.buffer, b.memory, 0));
-    if (ctx.memory_properties.memoryTypes[type].propertyFlags & kHV) {
-        void* p = nullptr;
-        VK_CHECK(vkMapMemory(ctx.device, b.memory, 0, VK_WHOLE_SIZE, 0, &p));
-        b.words = static_cast<uint32_t*>(p);
-    }
+    expect.bytes[type] += b.allocation_size;
     return b;
 }
 
-void destroy_block(vkapp::Context& ctx, Block& b) {
-    vkDestroyBuffer(ctx.device, b.buffer, nullptr);
-    vkFreeMemory(ctx.device, b.memory, nullptr);  // frees the mapping too
-    b = Block{};
-}
+uint32_t* block_words(const vkapp::Buffer& b) { return static_cast<uint32_t*>(b.mapped); }
 
 bool coherent(const vkapp::Context& ctx, uint32_t type) {
     return ctx.memory_properties.memoryTypes[type].propertyFlags & kHC;
@@ -233,10 +208,10 @@ void round_trip(vkapp::Context& ctx, VkCommandPool pool, uint32_t type, uint32_t
     const bool host_visible = flags & kHV;
     const uint32_t words = uint32_t(kBlockBytes / 4);
     const uint32_t fill = 0xA5A50000u | type;
-    Block src = make_block(ctx, type, expect);
-    Block dst = make_block(ctx, host_visible ? type : host_type, expect);
+    vkapp::Buffer src = make_block(ctx, type, expect);
+    vkapp::Buffer dst = make_block(ctx, host_visible ? type : host_type, expect);
     if (host_visible) {
-        for (uint32_t i = 0; i < words; ++i) src.words[i] = pattern(type, i);
+        for (uint32_t i = 0; i < words; ++i) block_words(src)[i] = pattern(type, i);
         if (!coherent(ctx, type)) {
             VkMappedMemoryRange r = whole(src.memory);
             VK_CHECK(vkFlushMappedMemoryRanges(ctx.device, 1, &r));
@@ -253,19 +228,19 @@ void round_trip(vkapp::Context& ctx, VkCommandPool pool, uint32_t type, uint32_t
         vkapp::barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     });
-    if (!coherent(ctx, dst.type)) {
+    if (!coherent(ctx, dst.memory_type)) {
         VkMappedMemoryRange r = whole(dst.memory);
         VK_CHECK(vkInvalidateMappedMemoryRanges(ctx.device, 1, &r));
     }
     uint32_t wrong = 0;
     for (uint32_t i = 0; i < words; ++i)
-        if (dst.words[i] != (host_visible ? pattern(type, i) : fill)) ++wrong;
+        if (block_words(dst)[i] != (host_visible ? pattern(type, i) : fill)) ++wrong;
     if (wrong) fail("type %u: %u of %u words wrong after the round trip", type, wrong, words);
     std::printf("  type %u (flags 0x%x): %s, copied on the GPU into type %u, read back: %s\n", type,
-                flags, host_visible ? "written through the mapping" : "filled by the GPU", dst.type,
+                flags, host_visible ? "written through the mapping" : "filled by the GPU", dst.memory_type,
                 wrong ? "WRONG" : "ok");
-    destroy_block(ctx, src);
-    destroy_block(ctx, dst);
+    vkapp::destroy_buffer(ctx, src);  // frees the mapping too
+    vkapp::destroy_buffer(ctx, dst);
 }
 
 template <typename Keep>
