@@ -118,6 +118,26 @@ VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocati
     destroy(instance, allocator);
 }
 
+namespace {
+// False for a device made of a group of several physical devices.
+bool one_physical_device(const VkDeviceCreateInfo& info) {
+    for (auto* s = static_cast<const VkBaseInStructure*>(info.pNext); s; s = s->pNext)
+        if (s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_DEVICE_CREATE_INFO)
+            return reinterpret_cast<const VkDeviceGroupDeviceCreateInfo*>(s)->physicalDeviceCount <= 1;
+    return true;
+}
+
+// The record of objects, for cached readback and barrier elision, which follow the objects
+// from the device's first one on.
+void set_up_object_record(DeviceState& d, bool fuse) {
+    const bool readback = d.settings.readback != ReadbackMode::Off || d.settings.readback_steer;
+    const bool elide = fuse && d.settings.fuse_barrier && d.settings.elide_barriers;
+    if (readback || elide) d.record = std::make_unique<ObjectRecord>();
+    if (readback) d.readback = std::make_unique<ReadbackTracker>(d);
+    if (elide) d.resources = std::make_unique<capture::ResourceRegistry>(*d.record);
+}
+}  // namespace
+
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, const VkDeviceCreateInfo* info,
                                             const VkAllocationCallbacks* allocator, VkDevice* device) {
     const LoaderLockedCall locked;
@@ -150,9 +170,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     auto state = std::make_unique<DeviceState>();
     state->device = *device;
     state->physical_device = physical_device;
-    for (auto* s = static_cast<const VkBaseInStructure*>(info->pNext); s; s = s->pNext)
-        if (s->sType == VK_STRUCTURE_TYPE_DEVICE_GROUP_DEVICE_CREATE_INFO)
-            state->one_physical_device = reinterpret_cast<const VkDeviceGroupDeviceCreateInfo*>(s)->physicalDeviceCount <= 1;
+    state->one_physical_device = one_physical_device(*info);
     state->instance = instance;
     state->settings = instance->settings;
     state->stats.set_enabled(stats_wanted(state->settings));
@@ -171,12 +189,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     state->queue_families.resize(family_count);
     instance->dispatch.GetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count,
                                                               state->queue_families.data());
-    const bool readback = state->settings.readback != ReadbackMode::Off || state->settings.readback_steer;
-    // Barrier elision follows the objects a capture names from the device's first one on.
-    const bool elide = fuse && state->settings.fuse_barrier && state->settings.elide_barriers;
-    if (readback || elide) state->record = std::make_unique<ObjectRecord>();
-    if (readback) state->readback = std::make_unique<ReadbackTracker>(*state);
-    if (elide) state->resources = std::make_unique<capture::ResourceRegistry>(*state->record);
+    set_up_object_record(*state, fuse);
     log(LogLevel::Info, "active on device %p (%s)", static_cast<void*>(*device), state->properties.deviceName);
     if (fuse) submit::start_device(*state);
     add_device(std::move(state));

@@ -296,12 +296,18 @@ VkCommandBuffer command_buffer(const VkSubmitInfo& s, uint32_t i) { return s.pCo
 uint32_t command_buffer_count(const VkSubmitInfo2& s) { return s.commandBufferInfoCount; }
 VkCommandBuffer command_buffer(const VkSubmitInfo2& s, uint32_t i) { return s.pCommandBufferInfos[i].commandBuffer; }
 
-void count_passed(DeviceStats& stats, PassReason why, uint64_t n) {
+// `extension`: the sType that stopped a SubmitExtension (counted by sType, logged once each).
+void count_passed(DeviceStats& stats, PassReason why, uint64_t n, VkStructureType extension) {
     switch (why) {
     case PassReason::None: break;
     case PassReason::NotCaptured: stats.add(Counter::PassedNotCaptured, n); break;
     case PassReason::Semaphores: stats.add(Counter::PassedSemaphores, n); break;
-    case PassReason::SubmitExtension: stats.add(Counter::PassedSubmitExtension, n); break;
+    case PassReason::SubmitExtension:
+        stats.add(Counter::PassedSubmitExtension, n);
+        if (extension != VK_STRUCTURE_TYPE_MAX_ENUM && stats.add_passed_extension(extension, n))
+            log(LogLevel::Info, "fusion: submissions chaining a structure of sType %u go to the driver unfused",
+                unsigned(extension));
+        break;
     case PassReason::OtherFamily: stats.add(Counter::PassedOtherFamily, n); break;
     case PassReason::LayoutsDestroyed: stats.add(Counter::PassedLayoutsDestroyed, n); break;
     }
@@ -404,11 +410,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     // closes narrowed batches where its command buffers may work in other stages.
     uint32_t cbs = 0;
     for (uint32_t i = 0; i < count; ++i) cbs += command_buffer_count(submits[i]);
-    count_passed(d.stats, why, cbs);
-    if (why == PassReason::SubmitExtension && extension != VK_STRUCTURE_TYPE_MAX_ENUM &&
-        d.stats.add_passed_extension(extension, cbs))
-        log(LogLevel::Info, "fusion: submissions chaining a structure of sType %u go to the driver unfused",
-            unsigned(extension));
+    count_passed(d.stats, why, cbs, extension);
     take_record_lock();
     bool leaves = false;
     for (uint32_t i = 0; i < count && !leaves; ++i)

@@ -3,6 +3,9 @@
 // between two device-local buffers). Work per dispatch varies (dispatch size and inner
 // rounds). Only the last submission has a fence; the host waits once. The final buffer is
 // compared with a CPU simulation of the same chain.
+// --submit-extensions: every submission chains what runtimes attach to all of theirs and says
+// nothing here (an empty VkTimelineSemaphoreSubmitInfo, device-group masks naming the one
+// device): fusion must carry them.
 #include "chain_step.h"
 #include "suite_util.h"
 #include "vk_app.h"
@@ -23,7 +26,9 @@ uint32_t groups_for(uint32_t step) { return 1 + (step * 37) % 64; }  // 1..64 wo
 }  // namespace
 
 int main(int argc, char** argv) {
-    const uint32_t scale = suite::parse_scale(argc, argv);
+    const char* kExtensionsFlag = "--submit-extensions";
+    const uint32_t scale = suite::parse_scale(argc, argv, kExtensionsFlag);
+    const bool extensions = argc > 1 && std::strcmp(argv[argc - 1], kExtensionsFlag) == 0;
     const uint32_t kSteps = 500 * scale;
     const uint32_t kN = 8192 + 123;  // not a multiple of the workgroup size
     const VkDeviceSize bytes = VkDeviceSize(kN) * 4;
@@ -90,7 +95,21 @@ int main(int argc, char** argv) {
                            VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
         }
         VK_CHECK(vkEndCommandBuffer(cb));
-        suite::submit(ctx.queue, cb, s + 1 == kSteps ? fence : VK_NULL_HANDLE);
+        const VkFence signal = s + 1 == kSteps ? fence : VK_NULL_HANDLE;
+        if (!extensions) {
+            suite::submit(ctx.queue, cb, signal);
+            continue;
+        }
+        VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+        const uint32_t one_device = 1;
+        VkDeviceGroupSubmitInfo group{VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO};
+        group.commandBufferCount = 1;
+        group.pCommandBufferDeviceMasks = &one_device;
+        timeline.pNext = &group;
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO, &timeline};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &cb;
+        VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, signal));
     }
     suite::wait_fence(ctx, fence);
     suite::invalidate(ctx, readback);
