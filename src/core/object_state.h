@@ -175,7 +175,8 @@ struct DeviceState {
     std::unique_ptr<objects::FencePool> fence_pool;
     // Plain allocations kept for reuse (VK_SLIPSTREAM_ALLOC_CACHE; null when off):
     // objects/alloc_cache.h. With VK_EXT_memory_budget (and Vulkan 1.1 on both sides) a keep
-    // asks at most every millisecond whether its heap is under pressure.
+    // asks at most every millisecond (longer where the query is dear) whether its heap is under
+    // pressure.
     std::unique_ptr<objects::AllocCache> alloc_cache;
     bool memory_budget = false;
     // The GPU zero fill of recycled memory the host cannot map (objects/zero_fill.h): with the
@@ -183,6 +184,7 @@ struct DeviceState {
     // not recycled while zeroing is on). Submissions look at it first (one atomic load).
     std::unique_ptr<objects::GpuZero> gpu_zero;
     std::atomic<int64_t> memory_budget_checked_ns{0};
+    std::atomic<int64_t> memory_budget_interval_ns{1'000'000};  // objects::AllocCache::budget_interval_ns
     // Timeline semaphores kept for reuse, and the value offsets of those handed out again
     // (VK_SLIPSTREAM_OBJECT_POOL; null when off): objects/timeline_pool.h.
     std::unique_ptr<objects::TimelinePool> timeline_pool;

@@ -76,6 +76,14 @@ public:
                                                       const VkAllocationCallbacks* allocator);
     // Whether the budget says the heap is under pressure (usage above 90% of the budget).
     static bool under_pressure(VkDeviceSize usage, VkDeviceSize budget) { return usage > budget - budget / 10; }
+    // How long keeps wait between two budget queries, given what the last one cost: at least a
+    // millisecond (pressure changes slowly), and long enough that the queries, made on the
+    // application's thread, cost it at most 1% of its time (some drivers ask the kernel), up
+    // to 100 ms (an out-of-memory error still trims everything and retries).
+    static int64_t budget_interval_ns(int64_t query_ns) {
+        constexpr int64_t kMin = 1'000'000, kMax = 100'000'000;
+        return query_ns <= kMin / 100 ? kMin : query_ns >= kMax / 100 ? kMax : query_ns * 100;
+    }
 
     explicit AllocCache(const AllocCacheLimits& limits) : limits_(limits) {}
     AllocCache(const AllocCache&) = delete;

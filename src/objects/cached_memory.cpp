@@ -10,10 +10,6 @@
 namespace slipstream::objects {
 
 namespace {
-// How often a keep may ask VK_EXT_memory_budget whether the heap is under pressure: the query
-// costs a driver call, the pressure changes slowly.
-constexpr int64_t kBudgetCheckNs = 1'000'000;
-
 bool out_of_memory(VkResult r) {
     return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_TOO_MANY_OBJECTS;
 }
@@ -106,18 +102,23 @@ bool zero(DeviceState& d, VkDeviceMemory memory, uint32_t type, VkDeviceSize siz
 }
 
 // With VK_EXT_memory_budget: trims the heap of `type` when the driver says it is under pressure.
+// At most every AllocCache::budget_interval_ns, which follows what the query costs.
 void check_budget(DeviceState& d, AllocCache& cache, uint32_t type) {
     if (!d.memory_budget) return;
-    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch()).count();
+    auto steady_ns = [] {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    };
+    const int64_t now = steady_ns();
     int64_t last = d.memory_budget_checked_ns.load(std::memory_order_relaxed);
-    if (now - last < kBudgetCheckNs ||
+    if (now - last < d.memory_budget_interval_ns.load(std::memory_order_relaxed) ||
         !d.memory_budget_checked_ns.compare_exchange_strong(last, now, std::memory_order_relaxed))
         return;
     VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
     VkPhysicalDeviceMemoryProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
     props.pNext = &budget;
     d.instance->dispatch.GetPhysicalDeviceMemoryProperties2(d.physical_device, &props);
+    d.memory_budget_interval_ns.store(AllocCache::budget_interval_ns(steady_ns() - now), std::memory_order_relaxed);
     const uint32_t heap = d.memory_properties.memoryTypes[type].heapIndex;
     if (AllocCache::under_pressure(budget.heapUsage[heap], budget.heapBudget[heap])) release(d, cache.trim_heap(heap));
 }

@@ -52,6 +52,16 @@ TEST(AllocCache, DefaultBoundIsSmallerOf256MiBAnd5Percent) {
     EXPECT_EQ(AllocCache::heap_bound(uint64_t(1) << 30, 3), 3 * MiB);
 }
 
+// Budget queries: every millisecond while they are cheap; spaced to at most 1% of the time when
+// a query is dear; never more than 100 ms apart.
+TEST(AllocCache, BudgetQueriesFollowTheirCost) {
+    EXPECT_EQ(AllocCache::budget_interval_ns(0), 1'000'000);
+    EXPECT_EQ(AllocCache::budget_interval_ns(2'000), 1'000'000);       // 2 us: 0.2% at 1 ms
+    EXPECT_EQ(AllocCache::budget_interval_ns(10'000), 1'000'000);      // 10 us: exactly 1%
+    EXPECT_EQ(AllocCache::budget_interval_ns(150'000), 15'000'000);    // 150 us (a kernel call)
+    EXPECT_EQ(AllocCache::budget_interval_ns(5'000'000), 100'000'000);  // capped
+}
+
 TEST(AllocCache, PlainRequests) {
     VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     info.allocationSize = 4096;

@@ -11,6 +11,9 @@
 //   submit_wait_fresh_timeline: a timeline semaphore created (initial 0), an empty vkQueueSubmit
 //     signaling 1, vkWaitSemaphores for 1, vkDestroySemaphore (pooled, its values are offset by
 //     the layer: each reuse starts where the last one left the counter)
+//   memory_budget_query: one vkGetPhysicalDeviceMemoryProperties2 with the
+//     VK_EXT_memory_budget structure (the allocation cache's pressure check; its interval
+//     follows this cost), or without it where the device lacks the extension
 // One process holds two devices: one on an instance without layers, one on an instance that
 // enables VK_LAYER_slipstream by name (its manifest must be findable, e.g. through
 // VK_ADD_LAYER_PATH). Repetitions alternate between them and rotate the rows, so machine noise
@@ -29,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 const char* const kRows[] = {"fence",        "fence_signaled", "binary_semaphore", "timeline_semaphore",
                              "event",        "command_pool",   "buffer",           "memory_64k",
                              "submit_wait_kept", "submit_wait_fresh", "timeline_initial_1000",
-                             "submit_wait_fresh_timeline"};
+                             "submit_wait_fresh_timeline", "memory_budget_query"};
 constexpr int kRowCount = int(sizeof kRows / sizeof kRows[0]);
 
 struct Rig {
@@ -37,12 +40,19 @@ struct Rig {
     vkapp::Context& ctx = tiny.ctx;
     VkFence kept = VK_NULL_HANDLE;
     uint32_t memory_type = 0;
+    bool budget = false;  // VK_EXT_memory_budget
 
     explicit Rig(std::vector<const char*> layers) : tiny("slipstream-object-cost", options(std::move(layers))) {
         VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &kept));
         int type = vkapp::find_memory_type(ctx.memory_properties, ~0u, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
         memory_type = uint32_t(type < 0 ? 0 : type);
+        uint32_t count = 0;
+        vkEnumerateDeviceExtensionProperties(ctx.physical_device, nullptr, &count, nullptr);
+        std::vector<VkExtensionProperties> extensions(count);
+        vkEnumerateDeviceExtensionProperties(ctx.physical_device, nullptr, &count, extensions.data());
+        for (const VkExtensionProperties& e : extensions)
+            budget = budget || !std::strcmp(e.extensionName, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     }
     ~Rig() {
         vkQueueWaitIdle(ctx.queue);
@@ -106,6 +116,11 @@ struct Rig {
             t0 = Clock::now();
             VK_CHECK(vkAllocateMemory(dev, &ai, nullptr, &m));
             vkFreeMemory(dev, m, nullptr);
+        } else if (name == "memory_budget_query") {
+            VkPhysicalDeviceMemoryBudgetPropertiesEXT b{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+            VkPhysicalDeviceMemoryProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
+            if (budget) props.pNext = &b;
+            vkGetPhysicalDeviceMemoryProperties2(ctx.physical_device, &props);
         } else if (name == "submit_wait_kept") {
             VK_CHECK(vkQueueSubmit(ctx.queue, 0, nullptr, kept));
             VK_CHECK(vkWaitForFences(dev, 1, &kept, VK_TRUE, UINT64_MAX));
