@@ -46,9 +46,11 @@ void set_up_alloc_cache(InstanceState& instance, DeviceState& state, bool timeli
         z->wait_semaphores = core ? state.dispatch.WaitSemaphores : state.dispatch.WaitSemaphoresKHR;
         if (z->counter_value && z->wait_semaphores) state.gpu_zero = std::move(z);
     }
-    state.alloc_cache = std::make_unique<objects::AllocCache>(objects::AllocCache::limits_for(
+    objects::AllocCacheLimits limits = objects::AllocCache::limits_for(
         state.memory_properties, state.properties.limits, state.settings.alloc_cache_mib,
-        state.settings.alloc_cache_zero, state.gpu_zero != nullptr));
+        state.settings.alloc_cache_zero, state.gpu_zero != nullptr);
+    limits.always = state.settings.alloc_cache_always;
+    state.alloc_cache = std::make_unique<objects::AllocCache>(limits);
     state.memory_budget = instance.api_version >= VK_API_VERSION_1_1 &&
                           state.properties.apiVersion >= VK_API_VERSION_1_1 &&
                           instance.dispatch.GetPhysicalDeviceMemoryProperties2 &&

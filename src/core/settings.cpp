@@ -36,7 +36,7 @@ const std::vector<SettingSpec>& setting_specs() {
         {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
         {"object_pool", "on|off", "on", "keep fences and timeline semaphores the application destroys (created plainly) and hand them out again at vkCreateFence and vkCreateSemaphore instead of the driver creating new ones (a reused timeline semaphore's values are offset by the layer)"},
         {"object_pool_fences", "1..65536 (fences)", "256", "with object_pool on: fences kept at most per device; beyond it destroyed fences go to the driver"},
-        {"alloc_cache", "on|off", "on", "keep plain memory allocations the application frees and hand them out again at vkAllocateMemory of the same type and a size within 1/8 above, instead of the driver allocating anew"},
+        {"alloc_cache", "on|always|off", "on", "keep plain memory allocations the application frees and hand them out again at vkAllocateMemory of the same type and a size within 1/8 above, instead of the driver allocating anew; on does so only where zeroing for reuse costs less than the driver's allocation (measured per memory type), always everywhere"},
         {"alloc_cache_mib", "0..65536 (MiB per heap)", "0", "with alloc_cache on: bytes kept at most per memory heap; 0 means the smaller of 256 MiB and 5% of the heap"},
         {"alloc_cache_zero", "on|off", "on", "with alloc_cache on: zero recycled memory before handing it out (as drivers hand out fresh memory): map + memset, or, for memory the host cannot map, a GPU fill ahead of the next submission; off hands it out as the application left it"},
         {"object_pool_timelines", "1..65536 (semaphores)", "64", "with object_pool on: timeline semaphores kept at most per device; beyond it destroyed ones go to the driver"},
@@ -87,6 +87,13 @@ static std::optional<ElideProof> parse_elide_proof(const std::string& text) {
     const std::string t = lower(text);
     if (t == "trust-unknown") return ElideProof::TrustUnknown;
     if (auto b = parse_bool(t)) return *b ? ElideProof::On : ElideProof::Off;
+    return std::nullopt;
+}
+
+// alloc_cache: 0 off, 1 on, 2 always.
+static std::optional<int> parse_alloc_cache(const std::string& text) {
+    if (lower(text) == "always") return 2;
+    if (auto b = parse_bool(text)) return *b ? 1 : 0;
     return std::nullopt;
 }
 
@@ -155,7 +162,10 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "object_pool", parse_bool, s.object_pool);
     read_one(lookup, warnings, "object_pool_fences", [](const std::string& t) { return parse_range(t, 1, 65536); },
              s.object_pool_fences);
-    read_one(lookup, warnings, "alloc_cache", parse_bool, s.alloc_cache);
+    int alloc_cache = s.alloc_cache ? (s.alloc_cache_always ? 2 : 1) : 0;
+    read_one(lookup, warnings, "alloc_cache", parse_alloc_cache, alloc_cache);
+    s.alloc_cache = alloc_cache != 0;
+    s.alloc_cache_always = alloc_cache == 2;
     read_one(lookup, warnings, "alloc_cache_mib", [](const std::string& t) { return parse_range(t, 0, 65536); },
              s.alloc_cache_mib);
     read_one(lookup, warnings, "alloc_cache_zero", parse_bool, s.alloc_cache_zero);
@@ -232,7 +242,7 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"fuse_trace", s.fuse_trace},
         {"object_pool", s.object_pool ? "on" : "off"},
         {"object_pool_fences", std::to_string(s.object_pool_fences)},
-        {"alloc_cache", s.alloc_cache ? "on" : "off"},
+        {"alloc_cache", s.alloc_cache ? (s.alloc_cache_always ? "always" : "on") : "off"},
         {"alloc_cache_mib", std::to_string(s.alloc_cache_mib)},
         {"alloc_cache_zero", s.alloc_cache_zero ? "on" : "off"},
         {"object_pool_timelines", std::to_string(s.object_pool_timelines)},

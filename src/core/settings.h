@@ -49,6 +49,9 @@ struct Settings {
     bool object_pool = true;  // keep destroyed fences and timeline semaphores for reuse instead of destroying them
     uint32_t object_pool_fences = 256;  // fences kept at most per device
     bool alloc_cache = true;       // keep plain memory the application frees and hand it out again
+    // ... even where zeroing it for reuse costs more than the driver's allocation ("always");
+    // otherwise such memory goes back to the driver (objects/alloc_cache.h, worth_keeping)
+    bool alloc_cache_always = false;
     uint32_t alloc_cache_mib = 0;  // bytes kept at most per heap, in MiB (0: min(256 MiB, 5% of the heap))
     bool alloc_cache_zero = true;  // zero recycled memory before handing it out
     uint32_t object_pool_timelines = 64;  // timeline semaphores kept at most per device

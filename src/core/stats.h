@@ -100,6 +100,7 @@ namespace slipstream {
     X(AllocCacheBytesHeld, "alloc_cache_bytes_held") /* peak bytes kept, all heaps (a maximum, not a sum) */ \
     X(AllocCacheTrims, "alloc_cache_trims")     /* kept allocations freed early: bound, budget, count, out of memory */ \
     X(AllocCacheRetries, "alloc_cache_retries") /* driver out-of-memory answered by a trim and a retry */ \
+    X(AllocCacheNotWorth, "alloc_cache_not_worth") /* frees given to the driver: zeroing would cost more than it charged */ \
     X(AllocCacheZeroed, "alloc_cache_zeroed")   /* recycled allocations handed out zeroed (memset or GPU fill) */ \
     X(AllocCacheGpuFills, "alloc_cache_gpu_fills") /* recycled host-invisible allocations zeroed by our fill */ \
     X(AllocCacheGpuFillBytes, "alloc_cache_gpu_fill_bytes") /* ... their bytes */ \

@@ -18,6 +18,7 @@ AllocCacheLimits AllocCache::limits_for(const VkPhysicalDeviceMemoryProperties& 
     l.max_allocations = limits.maxMemoryAllocationCount;
     for (uint32_t h = 0; h < memory.memoryHeapCount && h < VK_MAX_MEMORY_HEAPS; ++h)
         l.heap_bound[h] = heap_bound(memory.memoryHeaps[h].size, mib);
+    l.zero = zero;
     l.gpu_fill = zero && gpu_fill;
     l.host_invisible_types = !zero || l.gpu_fill;
     return l;
@@ -59,7 +60,7 @@ AllocCache::Taken AllocCache::take(uint32_t type, VkMemoryAllocateFlags flags, V
     const Kept k = age->second;
     remove_kept_locked(age);
     followed_[k.memory] = Live{k.type, k.flags, k.size, false, State::Live};
-    ++live_;
+    live_.fetch_add(1, std::memory_order_relaxed);
     return Taken{k.memory, k.size};
 }
 
@@ -67,15 +68,42 @@ std::vector<VkDeviceMemory> AllocCache::make_room() {
     std::lock_guard lock(mutex_);
     std::vector<VkDeviceMemory> out;
     const size_t max = limits_.max_allocations;
-    while (!by_age_.empty() && live_ + leaving_ + by_age_.size() + 1 > max) evict_locked(by_age_.begin(), &out);
+    while (!by_age_.empty() && live_.load(std::memory_order_relaxed) + leaving_ + by_age_.size() + 1 > max)
+        evict_locked(by_age_.begin(), &out);
     return out;
 }
 
 void AllocCache::allocated(VkDeviceMemory memory, bool followed, uint32_t type, VkMemoryAllocateFlags flags,
-                           VkDeviceSize size) {
+                           VkDeviceSize size, uint64_t driver_ns) {
+    live_.fetch_add(1, std::memory_order_relaxed);
+    if (driver_ns && type < VK_MAX_MEMORY_TYPES) average(driver_ns_[type], driver_ns);
+    if (!followed) return;  // no lock: the cache does not follow it
     std::lock_guard lock(mutex_);
-    ++live_;
-    if (followed) followed_[memory] = Live{type, flags, size, false, State::Live};
+    followed_[memory] = Live{type, flags, size, false, State::Live};
+    followed_count_.store(followed_.size(), std::memory_order_relaxed);
+}
+
+// Recent ones weigh most; one slow call (a page fault) weighs little. Racing updates may lose
+// a sample, which an average can spare.
+void AllocCache::average(std::atomic<uint64_t>& avg, uint64_t sample) {
+    const uint64_t old = avg.load(std::memory_order_relaxed);
+    avg.store(old ? (old * 7 + sample) / 8 : sample, std::memory_order_relaxed);
+}
+
+void AllocCache::zeroed(uint32_t type, VkDeviceSize bytes, uint64_t ns) {
+    if (type >= VK_MAX_MEMORY_TYPES || bytes == 0) return;
+    average(zero_ns_per_kib_[type], std::max<uint64_t>(1, ns * 1024 / bytes));
+}
+
+bool AllocCache::pays(uint32_t type, VkDeviceSize size) const {
+    return limits_.always || !host_zeroed(type) || worth_keeping(size, zero_ns_per_kib_[type].load(std::memory_order_relaxed),
+                                               driver_ns_[type].load(std::memory_order_relaxed));
+}
+
+void AllocCache::drop_live() {
+    size_t n = live_.load(std::memory_order_relaxed);
+    while (n && !live_.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) {
+    }
 }
 
 void AllocCache::dropped(VkDeviceMemory memory) {
@@ -83,20 +111,37 @@ void AllocCache::dropped(VkDeviceMemory memory) {
     auto it = followed_.find(memory);
     if (it == followed_.end() || it->second.state != State::Live) return;
     followed_.erase(it);
-    --live_;
+    followed_count_.store(followed_.size(), std::memory_order_relaxed);
+    drop_live();
 }
 
 void AllocCache::mapped(VkDeviceMemory memory, bool is_mapped) {
+    if (followed_count_.load(std::memory_order_relaxed) == 0) return;
     std::lock_guard lock(mutex_);
     auto it = followed_.find(memory);
     if (it != followed_.end() && it->second.state == State::Live) it->second.mapped = is_mapped;
 }
 
-bool AllocCache::wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size) {
+bool AllocCache::wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size,
+                       bool* not_worth) {
+    // (An allocation is followed before its handle reaches the application, which orders its
+    // free after that: a count of 0 seen here means this one is not followed.)
+    if (followed_count_.load(std::memory_order_relaxed) == 0) {
+        drop_live();
+        return false;
+    }
     std::lock_guard lock(mutex_);
     auto it = followed_.find(memory);
     if (it == followed_.end() || it->second.state != State::Live) {
-        if (live_) --live_;
+        drop_live();
+        return false;
+    }
+    const Live& l = it->second;
+    if (!pays(l.type, l.size)) {
+        followed_.erase(it);
+        followed_count_.store(followed_.size(), std::memory_order_relaxed);
+        drop_live();
+        if (not_worth) *not_worth = true;
         return false;
     }
     *is_mapped = it->second.mapped;
@@ -112,8 +157,9 @@ void AllocCache::let_go(VkDeviceMemory memory) {
     auto it = followed_.find(memory);
     if (it == followed_.end() || it->second.state != State::Leaving) return;
     followed_.erase(it);
+    followed_count_.store(followed_.size(), std::memory_order_relaxed);
     --leaving_;
-    if (live_) --live_;
+    drop_live();
 }
 
 bool AllocCache::keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicted) {
@@ -122,11 +168,12 @@ bool AllocCache::keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicte
     if (it == followed_.end() || it->second.state != State::Leaving) return false;
     const Live l = it->second;
     --leaving_;
-    if (live_) --live_;
+    drop_live();
     const uint32_t heap = heap_of(l.type);
     const uint64_t bound = limits_.heap_bound[heap];
     if (l.size > bound) {
         followed_.erase(it);
+        followed_count_.store(followed_.size(), std::memory_order_relaxed);
         return false;
     }
     it->second.state = State::Kept;
@@ -150,6 +197,7 @@ std::vector<VkDeviceMemory> AllocCache::trim_all() {
         out.push_back(k.memory);
         followed_.erase(k.memory);
     }
+    followed_count_.store(followed_.size(), std::memory_order_relaxed);
     by_age_.clear();
     by_size_.clear();
     std::fill(std::begin(held_), std::end(held_), 0);
@@ -185,6 +233,7 @@ void AllocCache::remove_kept_locked(std::map<uint64_t, Kept>::iterator age) {
 void AllocCache::evict_locked(std::map<uint64_t, Kept>::iterator age, std::vector<VkDeviceMemory>* out) {
     out->push_back(age->second.memory);
     followed_.erase(age->second.memory);
+    followed_count_.store(followed_.size(), std::memory_order_relaxed);
     remove_kept_locked(age);
 }
 
@@ -207,7 +256,7 @@ size_t AllocCache::kept() const {
 
 size_t AllocCache::live() const {
     std::lock_guard lock(mutex_);
-    return live_ + leaving_;
+    return live_.load(std::memory_order_relaxed) + leaving_;
 }
 
 }  // namespace slipstream::objects

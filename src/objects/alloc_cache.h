@@ -26,16 +26,24 @@
 // multiple of nonCoherentAtomSize takes only its exact size: flushing up to "the end of the
 // allocation" is valid only at the allocation's real size.
 //
+// Only where it pays: a recycled allocation the host zeroes (memset) costs that zeroing at
+// its next hand-out, and some drivers allocate for less than that (lavapipe: ~0.1 us for
+// 64 KiB against ~0.9 us to zero it). Each type learns what the driver charges for an
+// allocation and what zeroing costs per KiB (recent averages); a free keeps an allocation only
+// while zeroing it again is expected to cost less than the driver charges for a new one.
+//
 // Bounds: bytes kept per heap (evicting the oldest kept allocations of the heap to make room
 // for a newer one); and the application's live driver allocations plus those kept never above
 // maxMemoryAllocationCount (make_room() before the driver allocates).
 //
 // Thread safety: one mutex per device, taken by vkAllocateMemory, vkFreeMemory, vkMapMemory and
-// vkUnmapMemory only; no driver call is made under it.
+// vkUnmapMemory of followed allocations only; no driver call is made under it. The counts and
+// cost averages that let other allocations pass without it are atomics.
 #pragma once
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -52,6 +60,8 @@ struct AllocCacheLimits {
     uint64_t heap_bound[VK_MAX_MEMORY_HEAPS] = {};   // bytes kept at most per heap
     bool host_invisible_types = false;               // may keep types the host cannot map
     bool gpu_fill = false;                           // ... zeroed by the GPU (sizes of 4n only)
+    bool zero = false;                               // recycled memory is zeroed before reuse
+    bool always = false;                             // keep even where zeroing costs more (pays())
 };
 
 class AllocCache {
@@ -85,6 +95,27 @@ public:
         return query_ns <= kMin / 100 ? kMin : query_ns >= kMax / 100 ? kMax : query_ns * 100;
     }
 
+    // Whether keeping an allocation of `size` pays: zeroing it for its next hand-out, at
+    // `zero_ns_per_kib` (0: not measured yet), against the `driver_ns` the driver charges for an
+    // allocation of its type (0: not measured). Unknown costs keep it (a hand-out measures).
+    static bool worth_keeping(VkDeviceSize size, uint64_t zero_ns_per_kib, uint64_t driver_ns) {
+        return !zero_ns_per_kib || !driver_ns || (size + 1023) / 1024 * zero_ns_per_kib < driver_ns;
+    }
+    // Whether recycled memory of `type` is zeroed by the host (zeroing on, host-visible).
+    bool host_zeroed(uint32_t type) const {
+        return limits_.zero && type < limits_.memory.memoryTypeCount &&
+               (limits_.memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+    }
+    // A hand-out of `type` was zeroed by the host: `bytes` in `ns` (an average of the recent ones
+    // is kept per type).
+    void zeroed(uint32_t type, VkDeviceSize bytes, uint64_t ns);
+    // Whether following an allocation of `type` and `size` pays (worth_keeping with what the
+    // type has taught so far; types the host does not zero always pay). Lock-free.
+    bool pays(uint32_t type, VkDeviceSize size) const;
+    // For a request that does not pay: whether to time the driver's allocation anyway (one in
+    // 16), so that a driver that turns dear is noticed.
+    bool sample_driver() { return (samples_.fetch_add(1, std::memory_order_relaxed) & 15) == 0; }
+
     explicit AllocCache(const AllocCacheLimits& limits) : limits_(limits) {}
     AllocCache(const AllocCache&) = delete;
     AllocCache& operator=(const AllocCache&) = delete;
@@ -103,9 +134,10 @@ public:
     // live ones, kept ones and the new one stay within maxMemoryAllocationCount.
     std::vector<VkDeviceMemory> make_room();
     // The driver allocated (or take() handed out) `memory` for the application. `followed`: a
-    // qualifying request (its size as the driver allocated it), so its free may keep it.
+    // qualifying request (its size as the driver allocated it), so its free may keep it;
+    // `driver_ns`: what the driver's vkAllocateMemory took (0: not timed), averaged per type.
     void allocated(VkDeviceMemory memory, bool followed, uint32_t type = 0, VkMemoryAllocateFlags flags = 0,
-                   VkDeviceSize size = 0);
+                   VkDeviceSize size = 0, uint64_t driver_ns = 0);
     // A zeroing or retry gave a taken allocation back to the driver instead: no longer live.
     void dropped(VkDeviceMemory memory);
     // The driver's mapping of a followed allocation (vkMapMemory / vkUnmapMemory succeeded).
@@ -113,8 +145,9 @@ public:
 
     // vkFreeMemory: whether the cache wants the allocation (then the caller unmaps it if
     // `*is_mapped` and calls keep() or let_go()), its memory type and size. Forgets it as live
-    // either way.
-    bool wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size = nullptr);
+    // either way. `*not_worth` (when given): refused because keeping it does not pay.
+    bool wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size = nullptr,
+               bool* not_worth = nullptr);
     // An allocation wants() accepted that the caller frees after all (its fill buffer could not be had).
     void let_go(VkDeviceMemory memory);
     // Keeps an allocation wants() accepted: true, with the older kept allocations to free to
@@ -161,15 +194,25 @@ private:
     uint32_t heap_of(uint32_t type) const { return limits_.memory.memoryTypes[type].heapIndex; }
 
     const AllocCacheLimits limits_;
+    static void average(std::atomic<uint64_t>& avg, uint64_t sample);
+    void drop_live();  // live_ less one, not below 0
+
     mutable std::mutex mutex_;
     std::unordered_map<VkDeviceMemory, Live> followed_;  // qualifying: live, leaving or kept
+    // followed_.size(), read without the lock: while nothing is followed (every type's requests
+    // go to the driver, recycling not paying) frees take no lock.
+    std::atomic<size_t> followed_count_{0};
     size_t leaving_ = 0;                                 // entries between wants() and keep()
-    size_t live_ = 0;                                    // every live application allocation
+    std::atomic<size_t> live_{0};                        // every live application allocation
     // Kept allocations: by age (a sequence number, oldest first) and by type, flags and size.
     std::map<uint64_t, Kept> by_age_;
     std::map<Key, std::multimap<VkDeviceSize, uint64_t>> by_size_;
     uint64_t next_seq_ = 0;
     uint64_t held_[VK_MAX_MEMORY_HEAPS] = {};
+    // Recent averages per type (0: not measured): zeroing per KiB, the driver's vkAllocateMemory.
+    std::atomic<uint64_t> zero_ns_per_kib_[VK_MAX_MEMORY_TYPES] = {};
+    std::atomic<uint64_t> driver_ns_[VK_MAX_MEMORY_TYPES] = {};
+    std::atomic<uint32_t> samples_{0};
 };
 
 }  // namespace slipstream::objects

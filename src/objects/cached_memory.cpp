@@ -4,6 +4,7 @@
 #include "objects/alloc_cache.h"
 #include "objects/zero_fill.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -84,6 +85,11 @@ bool ensure_fill_buffer(DeviceState& d, GpuZero& z, VkDeviceMemory memory, uint3
     return true;
 }
 
+int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 // Zeroes a recycled host-visible allocation (the whole of it: a map of VK_WHOLE_SIZE sees it
 // all). False when the driver would not map it.
 bool zero(DeviceState& d, VkDeviceMemory memory, uint32_t type, VkDeviceSize size) {
@@ -101,14 +107,18 @@ bool zero(DeviceState& d, VkDeviceMemory memory, uint32_t type, VkDeviceSize siz
     return ok;
 }
 
+// zero(), its cost taught to the cache (what keeping such allocations costs).
+bool zero_timed(DeviceState& d, AllocCache& cache, VkDeviceMemory memory, uint32_t type, VkDeviceSize size) {
+    const int64_t t0 = steady_ns();
+    const bool ok = zero(d, memory, type, size);
+    if (ok) cache.zeroed(type, size, uint64_t(std::max<int64_t>(1, steady_ns() - t0)));
+    return ok;
+}
+
 // With VK_EXT_memory_budget: trims the heap of `type` when the driver says it is under pressure.
 // At most every AllocCache::budget_interval_ns, which follows what the query costs.
 void check_budget(DeviceState& d, AllocCache& cache, uint32_t type) {
     if (!d.memory_budget) return;
-    auto steady_ns = [] {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-    };
     const int64_t now = steady_ns();
     int64_t last = d.memory_budget_checked_ns.load(std::memory_order_relaxed);
     if (now - last < d.memory_budget_interval_ns.load(std::memory_order_relaxed) ||
@@ -130,7 +140,8 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
     if (!cache) return d.dispatch.AllocateMemory(d.device, info, allocator, memory);
     const std::optional<VkMemoryAllocateFlags> flags = AllocCache::plain(*info, allocator);
     const uint32_t type = info->memoryTypeIndex;
-    const bool followed = flags && cache->qualifies(type, info->allocationSize);
+    const bool qualifies = flags && cache->qualifies(type, info->allocationSize);
+    const bool followed = qualifies && cache->pays(type, info->allocationSize);
     if (followed) {
         const AllocCache::Taken t = cache->take(type, *flags, info->allocationSize);
         if (t.memory && cache->gpu_filled(type)) {
@@ -145,7 +156,7 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
             cache->dropped(t.memory);
             give_back(d, t.memory);
         } else if (t.memory) {
-            if (!d.settings.alloc_cache_zero || zero(d, t.memory, type, t.size)) {
+            if (!d.settings.alloc_cache_zero || zero_timed(d, *cache, t.memory, type, t.size)) {
                 if (d.settings.alloc_cache_zero) d.stats.add(Counter::AllocCacheZeroed);
                 d.stats.add(Counter::AllocCacheHits);
                 *memory = t.memory;
@@ -157,7 +168,11 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
         d.stats.add(Counter::AllocCacheMisses);
     }
     release(d, cache->make_room());
+    // Timed where a keep must weigh it against zeroing (AllocCache::worth_keeping).
+    const bool timed = qualifies && cache->host_zeroed(type) && (followed || cache->sample_driver());
+    const int64_t t0 = timed ? steady_ns() : 0;
     VkResult r = d.dispatch.AllocateMemory(d.device, info, allocator, memory);
+    const uint64_t driver_ns = timed ? uint64_t(std::max<int64_t>(1, steady_ns() - t0)) : 0;
     if (out_of_memory(r)) {
         // Memory the cache holds may be what the driver lacks: the application must not see an
         // error it would not have seen without the layer.
@@ -168,7 +183,7 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
             r = d.dispatch.AllocateMemory(d.device, info, allocator, memory);
         }
     }
-    if (r == VK_SUCCESS) cache->allocated(*memory, followed, type, flags.value_or(0), info->allocationSize);
+    if (r == VK_SUCCESS) cache->allocated(*memory, followed, type, flags.value_or(0), info->allocationSize, driver_ns);
     return r;
 }
 
@@ -177,7 +192,9 @@ void free_memory(DeviceState& d, VkDeviceMemory memory, const VkAllocationCallba
     bool is_mapped = false;
     uint32_t type = 0;
     VkDeviceSize size = 0;
-    if (!cache || !memory || !cache->wants(memory, &is_mapped, &type, &size)) {
+    bool not_worth = false;
+    if (!cache || !memory || !cache->wants(memory, &is_mapped, &type, &size, &not_worth)) {
+        if (not_worth) d.stats.add(Counter::AllocCacheNotWorth);
         d.dispatch.FreeMemory(d.device, memory, allocator);
         return;
     }

@@ -62,6 +62,43 @@ TEST(AllocCache, BudgetQueriesFollowTheirCost) {
     EXPECT_EQ(AllocCache::budget_interval_ns(5'000'000), 100'000'000);  // capped
 }
 
+// Keeping memory the host zeroes pays only while zeroing costs less than the driver charged.
+TEST(AllocCache, KeepsOnlyWhatZeroingBeats) {
+    EXPECT_TRUE(AllocCache::worth_keeping(64 << 10, 0, 100));        // zeroing not measured yet
+    EXPECT_TRUE(AllocCache::worth_keeping(64 << 10, 14, 0));         // driver not timed
+    EXPECT_FALSE(AllocCache::worth_keeping(64 << 10, 14, 120));      // lavapipe: 0.9 us to zero, 0.12 to allocate
+    EXPECT_TRUE(AllocCache::worth_keeping(64 << 10, 100, 300'000));  // a driver charging 300 us
+    EXPECT_FALSE(AllocCache::worth_keeping(VkDeviceSize(64) << 20, 100, 1'000'000));  // 6.5 ms to zero 64 MiB
+}
+
+// A host-zeroed type learns what zeroing and the driver's allocations cost; while zeroing
+// costs more, frees go back to the driver; device-local memory (zeroed by the GPU, or not at
+// all) is kept whatever zeroing costs; a driver that turns dear makes keeping pay again.
+TEST(AllocCache, FreesWhatTheDriverMakesCheaply) {
+    AllocCacheLimits l = limits(64 * MiB, true);
+    l.zero = true;
+    AllocCache c(l);
+    EXPECT_TRUE(c.host_zeroed(1));
+    EXPECT_FALSE(c.host_zeroed(0));
+    c.allocated(mem(1), true, 1, 0, 64 * KiB, 120);  // cheap to make
+    c.allocated(mem(3), true, 0, 0, 64 * KiB, 120);  // device-local
+    EXPECT_TRUE(free_one(c, mem(1)));  // zeroing not measured yet: kept
+    ASSERT_EQ(c.take(1, 0, 64 * KiB).memory, mem(1));
+    c.zeroed(1, 64 * KiB, 900);  // ~14 ns per KiB
+    bool mapped = false, not_worth = false;
+    uint32_t type = 0;
+    EXPECT_FALSE(c.wants(mem(1), &mapped, &type, nullptr, &not_worth));  // 0.9 us to zero, 0.12 to make
+    EXPECT_TRUE(not_worth);
+    EXPECT_TRUE(free_one(c, mem(3)));
+    EXPECT_EQ(c.kept(), 1u);
+    EXPECT_EQ(c.live(), 0u);
+    // One slow allocation barely moves the average; a driver that stays dear does.
+    c.allocated(mem(2), true, 1, 0, 64 * KiB, 5'000);
+    EXPECT_FALSE(free_one(c, mem(2)));
+    for (int i = 0; i < 16; ++i) c.allocated(mem(10 + i), true, 1, 0, 64 * KiB, 500'000);
+    EXPECT_TRUE(free_one(c, mem(10)));
+}
+
 TEST(AllocCache, PlainRequests) {
     VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     info.allocationSize = 4096;
