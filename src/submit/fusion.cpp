@@ -1,11 +1,11 @@
 #include "submit/fusion.h"
 
 #include "capture/capture_control.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/object_state.h"
-#include "waits/spin_wait.h"
 #include "submit/queue_fusion.h"
-#include "waits/waits.h"
+#include "waits/queue_idle.h"
 
 #include <algorithm>
 #ifdef __linux__

@@ -4,10 +4,11 @@
 #include "capture/barrier_narrowing.h"
 #include "capture/batch_replay.h"
 #include "capture/capture_control.h"
+#include "core/clock.h"
+#include "core/cpu_relax.h"
 #include "core/log.h"
 #include "core/object_state.h"
-#include "waits/spin_wait.h"
-#include "waits/waits.h"
+#include "waits/queue_idle.h"
 
 #include <algorithm>
 #include <type_traits>
