@@ -262,8 +262,7 @@ void stop_device(DeviceState& d) {
     const FusingQueues queues(d);
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
-        std::lock_guard record_lock(f->record_mutex());
-        std::lock_guard lock(f->mutex());
+        QueueLock lock(f->locks());
         f->flush(FlushReason::Destroy);
         // The application waited for what it submitted; ours may still run (and its command
         // buffers and semaphore go with the queue's state).
@@ -326,17 +325,11 @@ template <typename Info, typename Next>
 VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFence fence, Next next) {
     DeviceState& d = *q.device;
     QueueFusion& f = *q.fusion;
-    std::unique_lock lock(f.mutex());
+    // What must submit held batches later takes the recording lock as well (add_recording):
+    // the application's submissions to this queue are its own to serialize, so meanwhile only
+    // the flusher can act, and it only submits what is held, in order.
+    QueueLock lock(f.locks(), QueueLock::Take::QueueOnly);
     if (VkResult error = f.take_error(); error != VK_SUCCESS) return error;
-    // What must submit held batches now takes the recording lock first (lock order): the
-    // application's submissions to this queue are its own to serialize, so meanwhile only the
-    // flusher can act, and it only submits what is held, in order.
-    std::unique_lock<std::mutex> record_lock;
-    auto take_record_lock = [&] {
-        lock.unlock();
-        record_lock = std::unique_lock(f.record_mutex());
-        lock.lock();
-    };
 
     PassReason why = PassReason::None;
     uint32_t total = 0;
@@ -381,7 +374,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
         if (fence) f.add_fence(fence);
         d.stats.add(Counter::CommandBuffersFused, total);
         auto flush_now = [&](FlushReason reason) {
-            take_record_lock();
+            lock.add_recording();
             return f.flush(reason);
         };
         // An exportable fence must be the driver's own: it leaves with the batch now.
@@ -404,7 +397,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     uint32_t cbs = 0;
     for (uint32_t i = 0; i < count; ++i) cbs += command_buffer_count(submits[i]);
     count_passed(d.stats, why, cbs);
-    take_record_lock();
+    lock.add_recording();
     bool leaves = false;
     for (uint32_t i = 0; i < count && !leaves; ++i)
         for (uint32_t j = 0; j < command_buffer_count(submits[i]) && !leaves; ++j)
@@ -430,8 +423,7 @@ VkResult queue_submit2(QueueState& q, uint32_t count, const VkSubmitInfo2* submi
 VkResult flush_queue(QueueState& q, FlushReason reason) {
     QueueFusion* f = q.fusion.get();
     if (!f) return VK_SUCCESS;
-    std::lock_guard record_lock(f->record_mutex());
-    std::lock_guard lock(f->mutex());
+    QueueLock lock(f->locks());
     if (reason == FlushReason::Observe) f->note_wait();
     VkResult r = f->flush(reason);
     if (r == VK_SUCCESS) r = f->take_error();
@@ -448,8 +440,7 @@ VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
         if (!f->has_pending()) continue;
-        std::lock_guard record_lock(f->record_mutex());
-        std::lock_guard lock(f->mutex());
+        QueueLock lock(f->locks());
         if (!wanted(*f)) continue;
         if (reason == FlushReason::Observe) f->note_wait();
         VkResult r = f->flush(reason);
@@ -473,7 +464,7 @@ VkResult fusion_error(DeviceState& d, uint32_t count, const VkFence* fences) {
     if (d.fusion_errors.load(std::memory_order_acquire) != 0) {
         const FusingQueues queues(d);
         for (size_t i = 0; i < queues.size(); ++i) {
-            std::lock_guard lock(queues[i]->mutex());
+            std::lock_guard lock(queues[i]->locks().queue());
             if (VkResult r = queues[i]->take_error(); r != VK_SUCCESS) return r;
         }
     }
@@ -483,7 +474,7 @@ VkResult fusion_error(DeviceState& d, uint32_t count, const VkFence* fences) {
 void realize_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
     if (!d.fusion || d.fusion->fences().none()) return;
     for (const PendingFence& p : d.fusion->fences().take(count, fences)) {
-        std::lock_guard lock(p.queue->mutex());
+        std::lock_guard lock(p.queue->locks().queue());
         p.queue->signal_fence(p.fence);
     }
 }
@@ -528,11 +519,10 @@ VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences)
         if (!f->has_pending()) continue;
         {
             // A wait on an older fence (a ring coming round) must not wait for the flusher.
-            std::lock_guard lock(f->mutex());
+            std::lock_guard lock(f->locks().queue());
             if (!f->holds_any(count, fences)) continue;
         }
-        std::lock_guard record_lock(f->record_mutex());
-        std::lock_guard lock(f->mutex());
+        QueueLock lock(f->locks());
         VkResult r = f->flush(FlushReason::Observe);
         if (r < 0 && first == VK_SUCCESS) first = r;
     }
@@ -541,13 +531,13 @@ VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences)
 
 FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {
     if (!q || !q->fusion) return;
-    std::lock_guard record_lock(q->fusion->record_mutex());
-    lock_ = std::unique_lock(q->fusion->mutex());
+    lock_.emplace(q->fusion->locks());
     error_ = q->fusion->flush(reason);
+    lock_->release_recording();
 }
 
 IdleWaitHold::IdleWaitHold(QueueState& q) {
-    if (q.fusion) one_ = std::unique_lock(q.fusion->mutex());
+    if (q.fusion) one_ = std::unique_lock(q.fusion->locks().queue());
 }
 
 IdleWaitHold::IdleWaitHold(DeviceState& d) {
@@ -555,7 +545,7 @@ IdleWaitHold::IdleWaitHold(DeviceState& d) {
     const FusingQueues queues(d);
     all_.reserve(queues.size());
     // Always in the device's order; no other path holds two queues' locks.
-    for (size_t i = 0; i < queues.size(); ++i) all_.emplace_back(queues[i]->mutex());
+    for (size_t i = 0; i < queues.size(); ++i) all_.emplace_back(queues[i]->locks().queue());
 }
 
 }  // namespace slipstream::submit

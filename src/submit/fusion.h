@@ -13,6 +13,7 @@
 #include "submit/batch_fences.h"
 #include "submit/flush_policy.h"
 #include "submit/fuse_trace.h"
+#include "submit/queue_locks.h"
 
 #include <vulkan/vulkan.h>
 
@@ -20,6 +21,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -144,7 +146,7 @@ public:
     VkResult error() const { return error_; }
 
 private:
-    std::unique_lock<std::mutex> lock_;
+    std::optional<QueueLock> lock_;  // the queue lock only, once the flush is done
     VkResult error_ = VK_SUCCESS;
 };
 
