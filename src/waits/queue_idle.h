@@ -70,7 +70,7 @@ struct QueueIdle {
     std::vector<VkFence> own_free;      // unsignaled, ready to attach
     // Fence-less submissions since the last idle wait, and their moving average per idle wait
     // (x16, weight 1/2): at most 2 per wait means fences go on at submit time.
-    // The queue fuses: its timeline records what completed (submit/queue_fusion.h), and the
+    // The queue fuses: its timeline records what completed (submit/queue_timeline.h), and the
     // idle waits ask it, so no fence of ours is attached at submit.
     bool timeline_tracked = false;
     uint32_t fenceless_since_wait = 0;
