@@ -5,6 +5,7 @@
 #include "core/dispatch.h"
 #include "core/log.h"
 #include "core/object_state.h"
+#include "submit/timeline_feature.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Whether a capture's work is already ordered after everything before it by a barrier of the
 // application's: a memory barrier recorded ahead of its first operation whose scopes and
-// accesses hold the fuse barrier's (queue_fusion.cpp) — execution from compute and transfer
+// accesses hold the fuse barrier's (batch_recorder.cpp) — execution from compute and transfer
 // work to compute and transfer work (and indirect parameter reads, for a capture that
 // dispatches indirectly), with shader and transfer writes made visible to their reads and
 // writes. Naive runtimes open every command buffer with such a barrier

@@ -1,5 +1,5 @@
 // Barrier elision between fused captures (VK_SLIPSTREAM_ELIDE_BARRIERS): the fuse barrier in
-// front of a capture (queue_fusion.cpp) is left out where its footprint provably cannot meet
+// front of a capture (batch_recorder.cpp) is left out where its footprint provably cannot meet
 // the footprint of any capture since the last barrier that ordered everything before it.
 //
 // The fuse barrier orders a capture after ALL earlier compute and transfer work, not only its

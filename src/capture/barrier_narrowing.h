@@ -13,7 +13,7 @@
 // subject to), is replayed as it is. On the H200 an ALL_COMMANDS barrier
 // costs ~3 us of GPU time more per dispatch than a compute|transfer one.
 //
-// What the queue did outside fusion's batches is the caller's (QueueFusion): the first barrier
+// What the queue did outside fusion's batches is the caller's (BatchRecorder): the first barrier
 // narrowed after work fusion did not replay gets a full barrier of Slipstream's in front of it
 // (record_leading_barrier), and a batch whose barriers were narrowed ends with one
 // (record_trailing_barrier).

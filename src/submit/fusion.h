@@ -1,7 +1,7 @@
 // Fusion at submission, for a device (VK_SLIPSTREAM_FUSE): which submissions join a queue's
 // open batch, the flushes before everything that observes completion, and the deadline
-// flusher. Each queue's batch is a QueueFusion (queue_fusion.h); the flush rules are
-// flush_policy.h.
+// flusher (device_fusion.h). Each queue's batch is a QueueFusion (queue_fusion.h); the flush
+// rules are flush_policy.h; the submissions themselves are fused_submit.cpp's.
 //
 // A vkQueueSubmit(2) call is fused whole or not at all: every command buffer it names must
 // hold a complete capture made for this queue's family since no layout it may name was
@@ -10,69 +10,22 @@
 // order of work on the queue is always the application's.
 #pragma once
 
-#include "submit/batch_fences.h"
+#include "submit/device_fusion.h"
 #include "submit/flush_policy.h"
-#include "submit/fuse_trace.h"
+#include "submit/queue_locks.h"
 
 #include <vulkan/vulkan.h>
 
-#include <atomic>
-#include <condition_variable>
-#include <memory>
 #include <mutex>
-#include <thread>
+#include <optional>
 #include <vector>
 
 namespace slipstream {
 struct DeviceState;
 struct QueueState;
-struct InstanceState;
 }  // namespace slipstream
 
 namespace slipstream::submit {
-
-// Fusion needs one timeline semaphore per queue. Before vkCreateDevice: makes `info` (a copy
-// of the application's) enable timeline semaphores where the device has them and the
-// application did not enable them itself; `storage` keeps what the new chain points at.
-// Returns false when the device cannot have them (fusion then stays off on it).
-struct DeviceCreateStorage {
-    VkDeviceCreateInfo info{};
-    VkPhysicalDeviceTimelineSemaphoreFeatures timeline{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
-    std::vector<const char*> extensions;
-    VkBool32* patched = nullptr;  // a feature bit of the application's set to true for the call
-};
-bool request_timeline_semaphores(const InstanceState& instance, VkPhysicalDevice physical_device,
-                                 const VkDeviceCreateInfo& app_info, DeviceCreateStorage& storage);
-// After vkCreateDevice returned: puts back what request_timeline_semaphores changed in the
-// application's structures.
-void restore_create_info(DeviceCreateStorage& storage);
-
-// The device's part: the deadline flusher thread.
-class DeviceFusion {
-public:
-    explicit DeviceFusion(DeviceState& device);
-    ~DeviceFusion();  // stops the thread
-    // Stops the flusher thread (vkDestroyDevice, before the last flushes).
-    void stop();
-    // A batch stays open (the flusher must watch its deadline), or one was sealed (the flusher
-    // must record and submit it now, even while it waits for the GPU).
-    void wake();
-    BatchFences& fences() { return fences_; }
-    // VK_SLIPSTREAM_FUSE_TRACE's record, or null.
-    FuseTrace* trace() { return trace_.get(); }
-
-private:
-    void run();
-    DeviceState& d_;
-    std::unique_ptr<FuseTrace> trace_;
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    bool stop_ = false;
-    bool woken_ = false;
-
-    BatchFences fences_;
-    std::thread thread_;
-};
 
 // vkCreateDevice succeeded with timeline semaphores: fusion starts on the device.
 void start_device(DeviceState& device);
@@ -144,7 +97,7 @@ public:
     VkResult error() const { return error_; }
 
 private:
-    std::unique_lock<std::mutex> lock_;
+    std::optional<QueueLock> lock_;  // the queue lock only, once the flush is done
     VkResult error_ = VK_SUCCESS;
 };
 

@@ -50,6 +50,8 @@
 
 namespace slipstream {
 
+struct QueueState;
+
 enum class QueueActivity {
     Idle,     // everything submitted so far has completed
     Pending,  // `last_fence` signals when it has
@@ -68,7 +70,7 @@ struct QueueIdle {
     std::vector<VkFence> own_free;      // unsignaled, ready to attach
     // Fence-less submissions since the last idle wait, and their moving average per idle wait
     // (x16, weight 1/2): at most 2 per wait means fences go on at submit time.
-    // The queue fuses: its timeline records what completed (submit/queue_fusion.h), and the
+    // The queue fuses: its timeline records what completed (submit/queue_timeline.h), and the
     // idle waits ask it, so no fence of ours is attached at submit.
     bool timeline_tracked = false;
     uint32_t fenceless_since_wait = 0;
@@ -153,6 +155,24 @@ private:
     std::unordered_map<VkFence, AppFence> app_fences_;
     std::atomic<uint64_t> serial_{0};
     std::atomic<uint64_t> resets_{0};  // fence resets (and the like) ended on this device
+};
+
+// Wraps one submission so the queue's idleness stays known: fence() is what to submit with
+// (the application's fence, or one of ours on queues that attach fences at submit time).
+class TrackedSubmission {
+public:
+    TrackedSubmission(QueueState* q, VkFence app_fence);
+    VkFence fence() const { return fence_; }
+    // The application's fence is followed by the idle tracker as this submission's own: it
+    // was reset (or created unsignaled) since its last submission, and no payload was imported
+    // into it since, so it signals only once this submission completes.
+    bool fence_trusted() const { return trusted_; }
+    void end(VkResult result);
+
+private:
+    QueueState* q_;
+    VkFence app_fence_, fence_;
+    bool trusted_ = false;
 };
 
 }  // namespace slipstream

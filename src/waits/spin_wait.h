@@ -7,28 +7,15 @@
 // wait, to notice when waits get short again.
 #pragma once
 
+#include "core/clock.h"
+#include "core/cpu_relax.h"
+
 #include <vulkan/vulkan.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 
 namespace slipstream {
-
-inline uint64_t now_ns() {
-    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now().time_since_epoch())
-                        .count());
-}
-
-// One CPU hint that we are spinning (no syscall): lets the sibling hyperthread run.
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-    asm volatile("yield");
-#endif
-}
 
 class AdaptiveSpinBudget {
 public:

@@ -365,22 +365,4 @@ FenceReset::~FenceReset() {
     if (t_) t_->end_fence_reset(count_, fences_);
 }
 
-TrackedSubmission::TrackedSubmission(QueueState* q, VkFence app_fence) : q_(q), app_fence_(app_fence), fence_(app_fence) {
-    if (!q_ || !q_->device->idle) {
-        q_ = nullptr;
-        return;
-    }
-    std::lock_guard lock(q_->idle.mutex);
-    fence_ = q_->device->idle->fence_for_submit(q_->idle, app_fence);
-    const QueueIdle& idle = q_->idle;
-    trusted_ = app_fence && fence_ == app_fence && idle.activity == QueueActivity::Pending &&
-               idle.last_fence == app_fence && !idle.last_is_own;
-}
-
-void TrackedSubmission::end(VkResult result) {
-    if (!q_) return;
-    std::lock_guard lock(q_->idle.mutex);
-    q_->device->idle->after_submit(q_->idle, app_fence_, fence_, result);
-}
-
 }  // namespace slipstream

@@ -39,22 +39,4 @@ private:
     const VkFence* fences_;
 };
 
-// Wraps one submission so the queue's idleness stays known: fence() is what to submit with
-// (the application's fence, or one of ours on queues that attach fences at submit time).
-class TrackedSubmission {
-public:
-    TrackedSubmission(QueueState* q, VkFence app_fence);
-    VkFence fence() const { return fence_; }
-    // The application's fence is followed by the idle tracker as this submission's own: it
-    // was reset (or created unsignaled) since its last submission, and no payload was imported
-    // into it since, so it signals only once this submission completes.
-    bool fence_trusted() const { return trusted_; }
-    void end(VkResult result);
-
-private:
-    QueueState* q_;
-    VkFence app_fence_, fence_;
-    bool trusted_ = false;
-};
-
 }  // namespace slipstream

@@ -1,0 +1,86 @@
+// The batches a fusing queue holds that the driver has not been given: the open batch (the
+// application's fused command buffers, in submission order, whose captures a command buffer of
+// ours replays when it goes), the sealed ones (full, waiting for the flusher, in order), and
+// the one the flusher is recording. All under the queue lock, except has_pending(); only a
+// holder of the recording lock takes a batch out (queue_locks.h), so batches go in order.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace slipstream {
+struct DeviceState;
+struct CommandBufferState;
+}  // namespace slipstream
+
+namespace slipstream::submit {
+
+// A batch not yet submitted: the command buffers whose captures it replays, in order.
+struct HeldBatch {
+    std::vector<const CommandBufferState*> cbs;
+    std::vector<VkFence> fences;
+    uint32_t ops = 0, records = 0, lazy = 0;
+    uint64_t opened_ns = 0;
+    // Opened by a submission made after the application saw everything before it on the
+    // queue complete: its first command buffer needs no fuse barrier (BatchRecorder).
+    bool after_wait = false;
+    // The fence the batch's own submission carries; the earlier ones are answered apart.
+    VkFence last_fence() const { return fences.empty() ? VK_NULL_HANDLE : fences.back(); }
+};
+
+class BatchQueue {
+public:
+    explicit BatchQueue(DeviceState& device) : d_(device) {}
+
+    // --- with the queue lock held ---
+    bool open() const { return !open_.cbs.empty(); }
+    const HeldBatch& open_batch() const { return open_; }
+    // No batch is sealed or being recorded.
+    bool none_behind() const { return sealed_.empty() && !recording_; }
+    // Opens a batch (no batch is open) at `now` (`after_wait`: see HeldBatch).
+    void open_at(uint64_t now, bool after_wait);
+    // Notes one application command buffer in the open batch.
+    void add(const CommandBufferState& cb);
+    // The application's fence of a fused submission: signaled after the batch that holds it.
+    void add_fence(VkFence fence) { open_.fences.push_back(fence); }
+    // The open batch is full: it goes to the flusher. False when the flusher is behind (two
+    // batches waiting): then the caller flushes itself.
+    bool seal();
+    // Whether a batch not yet submitted carries one of these fences.
+    bool holds_any(uint32_t count, const VkFence* fences) const;
+    // With the recording lock held too: takes out the oldest sealed batch (there is one), or
+    // the open one.
+    HeldBatch take_sealed();
+    HeldBatch take_open();
+    bool sealed_empty() const { return sealed_.empty(); }
+    // The batch the flusher records with the queue lock let go (null: none), which holds_any
+    // still sees.
+    void recording(const HeldBatch* b) { recording_ = b; }
+    // A batch left the queue's hands: submitted, or (`error`) it never will be; waits on its
+    // fences then return the error (batch_fences.h).
+    void done_with(const HeldBatch& b);
+    void failed(const HeldBatch& b, VkResult error);
+    // The device is lost: every batch held is dropped (its fences failed). Returns the loss.
+    VkResult abandon_all();
+
+    // --- any thread, no lock ---
+    // A batch is open, sealed or being recorded.
+    bool has_pending() const { return pending_.load(std::memory_order_acquire) != 0; }
+
+private:
+    DeviceState& d_;
+    HeldBatch open_;
+    std::deque<HeldBatch> sealed_;
+    const HeldBatch* recording_ = nullptr;
+    std::atomic<uint32_t> pending_{0};
+};
+
+// The application's command buffers of a batch no replay will carry: they may be reset or
+// freed once their work is done.
+void unhold(const HeldBatch& b);
+
+}  // namespace slipstream::submit

@@ -1,0 +1,59 @@
+// The device's part of fusion: the deadline flusher thread, which records and submits sealed
+// batches and the open ones whose time came (flush_policy.h: decide_in_flusher), the fences
+// answered from timelines, and the fusion trace. One per fusing device, from vkCreateDevice
+// (submit::start_device) to vkDestroyDevice (submit::stop_device).
+#pragma once
+
+#include "submit/batch_fences.h"
+#include "submit/fuse_trace.h"
+
+#include <vulkan/vulkan.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace slipstream {
+struct DeviceState;
+}
+
+namespace slipstream::submit {
+
+class DeviceFusion {
+public:
+    explicit DeviceFusion(DeviceState& device);
+    ~DeviceFusion();  // stops the thread
+    // Stops the flusher thread (vkDestroyDevice, before the last flushes).
+    void stop();
+    // A batch stays open (the flusher must watch its deadline), or one was sealed (the flusher
+    // must record and submit it now, even while it waits for the GPU).
+    void wake();
+    BatchFences& fences() { return fences_; }
+    // VK_SLIPSTREAM_FUSE_TRACE's record, or null.
+    FuseTrace* trace() { return trace_.get(); }
+
+private:
+    void run();
+    // One round over the fusing queues (no lock held): submits what is due, and collects the
+    // timelines to wait for and the earliest time to look again.
+    void serve_queues(uint64_t max_defer_ns, uint64_t* wake_at);
+    // Blocks in vkWaitSemaphores (ANY) on the collected timelines, with no lock held.
+    void wait_for_timelines(uint64_t timeout_ns);
+
+    DeviceState& d_;
+    std::unique_ptr<FuseTrace> trace_;
+    std::mutex mutex_;  // stop_ and woken_, with cv_; released before any queue is touched
+    std::condition_variable cv_;
+    bool stop_ = false;
+    bool woken_ = false;
+    std::vector<VkSemaphore> semaphores_;  // (the flusher thread's) timelines to wait for ...
+    std::vector<uint64_t> values_;         // ... and the values that mean the GPU ran dry
+
+    BatchFences fences_;
+    std::thread thread_;
+};
+
+}  // namespace slipstream::submit

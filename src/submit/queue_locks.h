@@ -1,0 +1,61 @@
+// A fusing queue's two locks, and the one guard that takes both (FUSION.md rule 4).
+//
+// The queue lock is the queue's own while fusion is on: every VkQueue entry point of the layer
+// takes it, and so does the flusher for its driver calls on the queue, so the driver never sees
+// two threads on it. It guards the batches held (BatchQueue), our submissions and the timeline
+// (QueueTimeline) and the kept error. The recording lock guards recording our command buffers
+// (BatchRecorder: the replay's state and the narrowing history); only a holder of it takes a
+// batch out, so batches are recorded and submitted in order.
+//
+// Order: the recording lock before the queue lock, never the reverse. The flusher records a
+// batch holding the recording lock only, so submissions that join the open batch meanwhile do
+// not wait for it. Two queues' locks are held together only by IdleWaitHold (fusion.h).
+#pragma once
+
+#include <mutex>
+
+namespace slipstream::submit {
+
+class QueueLocks {
+public:
+    std::mutex& queue() { return queue_; }
+    std::mutex& recording() { return recording_; }
+
+private:
+    std::mutex recording_;
+    std::mutex queue_;
+};
+
+// Holds a queue's locks, taken in QueueLocks' order, until it goes; the only code that takes
+// both. It may start with the queue lock alone (a submission that may not need to flush) and
+// add the recording lock later, and the flusher lets the queue lock go while it records.
+class QueueLock {
+public:
+    enum class Take { Both, QueueOnly };
+    explicit QueueLock(QueueLocks& locks, Take take = Take::Both) : locks_(locks) {
+        if (take == Take::Both) recording_ = std::unique_lock(locks.recording());
+        queue_ = std::unique_lock(locks.queue());
+    }
+    // Holding the queue lock alone: takes the recording lock as well. The queue lock is let go
+    // first (the order), so what the caller read under it may have changed meanwhile; of a
+    // submitting thread's queue, only the flusher can act then, and it only submits what is
+    // held, in order.
+    void add_recording() {
+        queue_.unlock();
+        recording_ = std::unique_lock(locks_.recording());
+        queue_.lock();
+    }
+    // Keeps the queue lock only (the flush a call needed is done; the call runs under it).
+    void release_recording() { recording_.unlock(); }
+    // With the recording lock held: the queue lock goes while a batch is recorded, and comes
+    // back for its submission.
+    void release_queue() { queue_.unlock(); }
+    void retake_queue() { queue_.lock(); }
+
+private:
+    QueueLocks& locks_;
+    std::unique_lock<std::mutex> recording_;
+    std::unique_lock<std::mutex> queue_;
+};
+
+}  // namespace slipstream::submit

@@ -1,0 +1,97 @@
+// The signal of a fusing queue's timeline semaphore, added to a submission: every submission
+// the layer makes to a fusing queue signals it (QueueTimeline), the application's own
+// included where they go to the driver as they are (direct, passed through).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace slipstream::submit {
+
+// The queue's timeline signal of `value`, for either submit version (it points into itself).
+struct TimelineSignal {
+    uint64_t value;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    VkSemaphoreSubmitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    TimelineSignal(VkSemaphore timeline, uint64_t v) : value(v) {
+        values.signalSemaphoreValueCount = 1;
+        values.pSignalSemaphoreValues = &value;
+        info.semaphore = timeline;
+        info.value = v;
+        info.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+    }
+    TimelineSignal(const TimelineSignal&) = delete;
+    TimelineSignal& operator=(const TimelineSignal&) = delete;
+};
+
+// The queue's timeline signal added to the last batch of a submission, with what it points at.
+// A VkSubmitInfo's pNext chain may index its semaphores (device group indices, D3D12 fence
+// values) or carry timeline values of its own: one with a chain is left as it is (false: the
+// caller adds a batch of its own after it, whose signal covers everything before it as well).
+struct SignalAdded {
+    std::vector<VkSemaphore> semaphores;
+    std::vector<uint64_t> values;
+    std::vector<VkSemaphoreSubmitInfo> infos;
+    VkTimelineSemaphoreSubmitInfo timeline_values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+};
+
+inline bool add_signal(VkSubmitInfo& s, SignalAdded& a, const TimelineSignal& signal) {
+    if (s.pNext) return false;
+    if (s.signalSemaphoreCount == 0) {  // the common case (every direct submission): no copies
+        s.pNext = &signal.values;
+        s.signalSemaphoreCount = 1;
+        s.pSignalSemaphores = &signal.info.semaphore;
+        return true;
+    }
+    // Without a chain every semaphore of the batch is binary: their values are ignored, and
+    // no wait value is needed.
+    a.semaphores.assign(s.pSignalSemaphores, s.pSignalSemaphores + s.signalSemaphoreCount);
+    a.semaphores.push_back(signal.info.semaphore);
+    a.values.assign(s.signalSemaphoreCount, 0);
+    a.values.push_back(signal.value);
+    a.timeline_values.signalSemaphoreValueCount = uint32_t(a.values.size());
+    a.timeline_values.pSignalSemaphoreValues = a.values.data();
+    s.pNext = &a.timeline_values;
+    s.signalSemaphoreCount = uint32_t(a.semaphores.size());
+    s.pSignalSemaphores = a.semaphores.data();
+    return true;
+}
+
+inline bool add_signal(VkSubmitInfo2& s, SignalAdded& a, const TimelineSignal& signal) {
+    if (s.signalSemaphoreInfoCount == 0) {
+        s.signalSemaphoreInfoCount = 1;
+        s.pSignalSemaphoreInfos = &signal.info;
+        return true;
+    }
+    a.infos.assign(s.pSignalSemaphoreInfos, s.pSignalSemaphoreInfos + s.signalSemaphoreInfoCount);
+    a.infos.push_back(signal.info);
+    s.signalSemaphoreInfoCount = uint32_t(a.infos.size());
+    s.pSignalSemaphoreInfos = a.infos.data();
+    return true;
+}
+
+// A submission of our one command buffer `*cb` that signals `signal` (null: signals nothing).
+inline VkSubmitInfo submit_of(const VkCommandBuffer* cb, const TimelineSignal* signal) {
+    VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    s.commandBufferCount = 1;
+    s.pCommandBuffers = cb;
+    if (signal) {
+        s.pNext = &signal->values;
+        s.signalSemaphoreCount = 1;
+        s.pSignalSemaphores = &signal->info.semaphore;
+    }
+    return s;
+}
+
+// A submission of nothing that signals the queue's timeline once all before it completed.
+template <typename Info>
+void timeline_only(Info& s, const TimelineSignal& signal) {
+    s = {std::is_same_v<Info, VkSubmitInfo> ? VK_STRUCTURE_TYPE_SUBMIT_INFO : VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    SignalAdded none;  // (an empty batch: add_signal copies nothing)
+    add_signal(s, none, signal);
+}
+
+}  // namespace slipstream::submit
