@@ -31,23 +31,28 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
     }
     s.value = timeline_.next_value();
     const TimelineSignal signal(timeline_.timeline(), s.value);
-    Info small[4];
+    // Room for one more: a batch of its own that signals the timeline, where the last one has a
+    // pNext chain (an empty VkTimelineSemaphoreSubmitInfo or device-group masks, which the
+    // classification lets fuse) that add_signal leaves as it is.
+    Info small[5];
     std::vector<Info> many;
     Info* copy = small;
     if (count > 4) {
         many.assign(submits, submits + count);
+        many.emplace_back();
         copy = many.data();
     } else {
         std::copy(submits, submits + count, small);
     }
     SignalAdded added;
-    add_signal(copy[count - 1], added, signal);  // (the classification allowed no pNext)
+    uint32_t n = count;
+    if (!add_signal(copy[count - 1], added, signal)) timeline_only(copy[n++], signal);
     // (A counter read since the submission's first look may have found the device lost.)
     if (d_.lost.load(std::memory_order_acquire)) {
         tracked.end(VK_ERROR_DEVICE_LOST);
         return VK_ERROR_DEVICE_LOST;
     }
-    return timeline_.submit(s, tracked, next, count, copy);
+    return timeline_.submit(s, tracked, next, n, copy);
 }
 
 VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {

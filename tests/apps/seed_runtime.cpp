@@ -11,6 +11,9 @@
 // into the driver at vkEndCommandBuffer and submitted directly under LAZY_RECORD=auto).
 // Each chain's result is compared with a CPU simulation.
 //
+// --submit-extensions: every submission chains an empty VkTimelineSemaphoreSubmitInfo and
+// device-group masks of the one device (fusion carries them; the latency path's submissions
+// go to the driver with them).
 // --fence: each operation is waited for with a fence and vkWaitForFences instead of
 // vkQueueWaitIdle, and the odd kernels have no barrier at all: they rely on that wait alone for
 // what the kernel before wrote (a fence wait orders everything before it), and a fused batch
@@ -29,7 +32,27 @@ namespace {
 
 using chain::Params;
 
-bool g_fence = false;  // --fence
+bool g_fence = false;       // --fence
+bool g_extensions = false;  // --submit-extensions
+
+// A submission as the seed runtime makes it; with --submit-extensions it chains what some
+// runtimes attach to every submission and says nothing here: an empty
+// VkTimelineSemaphoreSubmitInfo and device-group masks naming the one device.
+void submit_one(vkapp::Context& ctx, VkCommandBuffer cb, VkFence fence) {
+    if (!g_extensions) {
+        suite::submit(ctx.queue, cb, fence);
+        return;
+    }
+    const uint32_t one_device = 1;
+    VkDeviceGroupSubmitInfo group{VK_STRUCTURE_TYPE_DEVICE_GROUP_SUBMIT_INFO};
+    group.commandBufferCount = 1;
+    group.pCommandBufferDeviceMasks = &one_device;
+    VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, &group};
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO, &timeline};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, fence));
+}
 
 // One operation as the seed runtime submits it.
 void submit_and_wait_idle(vkapp::Context& ctx, const std::function<void(VkCommandBuffer)>& record) {
@@ -40,11 +63,11 @@ void submit_and_wait_idle(vkapp::Context& ctx, const std::function<void(VkComman
     VK_CHECK(vkEndCommandBuffer(cb));
     if (g_fence) {
         VkFence fence = suite::create_fence(ctx);
-        suite::submit(ctx.queue, cb, fence);
+        submit_one(ctx, cb, fence);
         VK_CHECK(vkWaitForFences(ctx.device, 1, &fence, VK_TRUE, UINT64_MAX));
         vkDestroyFence(ctx.device, fence, nullptr);
     } else {
-        suite::submit(ctx.queue, cb);
+        submit_one(ctx, cb, VK_NULL_HANDLE);
         VK_CHECK(vkQueueWaitIdle(ctx.queue));
     }
     vkDestroyCommandPool(ctx.device, pool, nullptr);
@@ -63,8 +86,13 @@ void region_barrier(VkCommandBuffer cb, VkPipelineStageFlags dst) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const uint32_t scale = suite::parse_scale(argc, argv, "--fence");
     g_fence = suite::has_flag(argc, argv, "--fence");
+    g_extensions = suite::has_flag(argc, argv, "--submit-extensions");
+    std::vector<char*> rest;  // what parse_scale judges: all but the two flags
+    for (int i = 0; i < argc; ++i)
+        if (i == 0 || (std::strcmp(argv[i], "--fence") && std::strcmp(argv[i], "--submit-extensions")))
+            rest.push_back(argv[i]);
+    const uint32_t scale = suite::parse_scale(int(rest.size()), rest.data());
     const uint32_t kChains = 6 * scale;
     const uint32_t kStages = 10;
     const uint32_t kMaxN = 4096 + 77;
