@@ -130,12 +130,13 @@ bool one_physical_device(const VkDeviceCreateInfo& info) {
     return true;
 }
 
-// The record of objects, for cached readback and barrier elision, which follow the objects
-// from the device's first one on.
+// The record of objects, for cached readback, barrier elision and fusion, which follow the
+// objects from the device's first one on.
 void set_up_object_record(DeviceState& d, bool fuse) {
     const bool readback = d.settings.readback != ReadbackMode::Off || d.settings.readback_steer;
     const bool elide = fuse && d.settings.fuse_barrier && d.settings.elide_barriers;
-    if (readback || elide) d.record = std::make_unique<ObjectRecord>();
+    // (Fusion reads its semaphores: which may be carried in a batch.)
+    if (readback || elide || fuse) d.record = std::make_unique<ObjectRecord>();
     if (readback) d.readback = std::make_unique<ReadbackTracker>(d);
     if (elide) d.resources = std::make_unique<capture::ResourceRegistry>(*d.record);
 }

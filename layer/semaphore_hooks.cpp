@@ -3,6 +3,7 @@
 #include "hooks.h"
 #include "core/object_state.h"
 #include "objects/pooled_timelines.h"
+#include "submit/fusion.h"
 #include "waits/waits.h"
 
 namespace slipstream::hooks {
@@ -17,6 +18,8 @@ VkResult signal(VkDevice device, const VkSemaphoreSignalInfo* info, PFN_vkSignal
 VkResult counter(VkDevice device, VkSemaphore semaphore, uint64_t* value,
                  PFN_vkGetSemaphoreCounterValue VkLayerDispatchTable::*next) {
     DeviceState* state = find_device(device);
+    // A batch held may carry its signal (one atomic load while none does).
+    if (VkResult e = submit::flush_signal_holders(*state); e < 0) return e;
     const VkResult r = (state->dispatch.*next)(device, semaphore, value);
     if (r == VK_SUCCESS) objects::counter_to_app(*state, semaphore, value);
     return watch_device_loss(*state, r);
@@ -25,12 +28,19 @@ VkResult counter(VkDevice device, VkSemaphore semaphore, uint64_t* value,
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateSemaphore(VkDevice device, const VkSemaphoreCreateInfo* info,
                                                const VkAllocationCallbacks* allocator, VkSemaphore* semaphore) {
-    return objects::create_semaphore(*find_device(device), info, allocator, semaphore);
+    DeviceState* state = find_device(device);
+    const VkResult r = objects::create_semaphore(*state, info, allocator, semaphore);
+    if (r == VK_SUCCESS && state->record) state->record->semaphore_created(*semaphore, *info);
+    return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroySemaphore(VkDevice device, VkSemaphore semaphore,
                                             const VkAllocationCallbacks* allocator) {
-    objects::destroy_semaphore(*find_device(device), semaphore, allocator);
+    DeviceState* state = find_device(device);
+    objects::destroy_semaphore(*state, semaphore, allocator);  // (flushes what fusion holds first)
+    if (!semaphore) return;
+    submit::semaphore_destroyed(*state, semaphore);
+    if (state->record) state->record->semaphore_destroyed(semaphore);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL SignalSemaphore(VkDevice device, const VkSemaphoreSignalInfo* info) {
@@ -53,6 +63,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ImportSemaphoreFdKHR(VkDevice device, const VkImp
     DeviceState* state = find_device(device);
     // The payload may come from outside the device; a timeline's import is permanent.
     objects::semaphore_shared(*state, info->semaphore, true);
+    if (state->record) state->record->semaphore_shared(info->semaphore);
     return state->dispatch.ImportSemaphoreFdKHR(device, info);
 }
 
@@ -61,6 +72,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ImportSemaphoreWin32HandleKHR(VkDevice device,
                                                              const VkImportSemaphoreWin32HandleInfoKHR* info) {
     DeviceState* state = find_device(device);
     objects::semaphore_shared(*state, info->semaphore, true);
+    if (state->record) state->record->semaphore_shared(info->semaphore);
     return state->dispatch.ImportSemaphoreWin32HandleKHR(device, info);
 }
 
@@ -70,6 +82,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreWin32HandleKHR(VkDevice device,
     DeviceState* state = find_device(device);
     if (VkResult e = observe_device(*state); e < 0) return e;
     objects::semaphore_shared(*state, info->semaphore, false);
+    if (state->record) state->record->semaphore_shared(info->semaphore);
     return state->dispatch.GetSemaphoreWin32HandleKHR(device, info, handle);
 }
 #endif

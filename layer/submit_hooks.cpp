@@ -45,6 +45,17 @@ void record_lazy_natively(uint32_t count, const Info* submits) {
             if (CommandBufferState* cb = state_of(submits[i], j); cb && cb->lazy) capture::record_natively(*cb);
 }
 
+bool waits_on_semaphores(uint32_t count, const VkSubmitInfo* submits) {
+    for (uint32_t i = 0; i < count; ++i)
+        if (submits[i].waitSemaphoreCount) return true;
+    return false;
+}
+bool waits_on_semaphores(uint32_t count, const VkSubmitInfo2* submits) {
+    for (uint32_t i = 0; i < count; ++i)
+        if (submits[i].waitSemaphoreInfoCount) return true;
+    return false;
+}
+
 VkResult fused(QueueState& q, uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
     return submit::queue_submit(q, count, submits, fence, next);
 }
@@ -66,6 +77,10 @@ VkResult submit(VkQueue queue, uint32_t count, const Info* app_submits, VkFence 
     if (VkResult r = objects::before_submission(*device, q); r != VK_SUCCESS) return r;
     objects::note_fence_given(*device, fence);
     if (device->stats.enabled()) count_submits(*device, count, submits);
+    // A wait on a semaphore another queue's held batch signals: that batch goes first (its own
+    // queue's held signals meet it in order). One atomic load while no batch carries signals.
+    if (waits_on_semaphores(count, submits))
+        if (VkResult e = submit::flush_signal_holders(*device, q); e < 0) return e;
     if (q && q->fusion) return watch_device_loss(*device, fused(*q, count, submits, fence, device->dispatch.*next));
     if (device->fusion) record_lazy_natively(count, submits);
     TrackedSubmission tracked(q, fence);
@@ -91,6 +106,8 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count, co
 VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, const VkBindSparseInfo* binds,
                                                VkFence fence) {
     QueueState* q = find_queue(queue);
+    // Its waits may name semaphores a batch of another queue carries: those go first.
+    if (VkResult e = submit::flush_signal_holders(*find_device(queue), q); e < 0) return e;
     submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
     if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);
@@ -250,6 +267,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreFdKHR(VkDevice device, const VkSemaph
     DeviceState* state = find_device(device);
     if (VkResult e = observe_device(*state); e < 0) return e;
     objects::semaphore_shared(*state, info->semaphore, false);  // something outside may hold its payload
+    if (state->record) state->record->semaphore_shared(info->semaphore);
     return state->dispatch.GetSemaphoreFdKHR(device, info, fd);
 }
 

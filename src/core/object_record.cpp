@@ -113,6 +113,35 @@ std::optional<ImageRecord> ObjectRecord::image(VkImage image) const {
     return it->second;
 }
 
+void ObjectRecord::semaphore_created(VkSemaphore semaphore, const VkSemaphoreCreateInfo& info) {
+    SemaphoreRecord r;
+    for (auto* s = static_cast<const VkBaseInStructure*>(info.pNext); s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO)
+            r.timeline = reinterpret_cast<const VkSemaphoreTypeCreateInfo*>(s)->semaphoreType == VK_SEMAPHORE_TYPE_TIMELINE;
+        else if (s->sType == VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO)
+            r.shared = true;
+    }
+    std::unique_lock lock(mutex_);
+    semaphores_[semaphore] = r;
+}
+
+void ObjectRecord::semaphore_shared(VkSemaphore semaphore) {
+    std::unique_lock lock(mutex_);
+    if (auto it = semaphores_.find(semaphore); it != semaphores_.end()) it->second.shared = true;
+}
+
+void ObjectRecord::semaphore_destroyed(VkSemaphore semaphore) {
+    std::unique_lock lock(mutex_);
+    semaphores_.erase(semaphore);
+}
+
+std::optional<SemaphoreRecord> ObjectRecord::semaphore(VkSemaphore semaphore) const {
+    std::shared_lock lock(mutex_);
+    auto it = semaphores_.find(semaphore);
+    if (it == semaphores_.end()) return std::nullopt;
+    return it->second;
+}
+
 void ObjectRecord::template_created(VkDescriptorUpdateTemplate t, const VkDescriptorUpdateTemplateCreateInfo& info) {
     auto record = std::make_shared<UpdateTemplateRecord>();
     record->type = info.templateType;

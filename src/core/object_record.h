@@ -1,6 +1,6 @@
 // One record per device of the resources features look at: how each buffer and image was
-// created and where the application bound it, which allocations are imports, and the entries
-// of descriptor update templates. The create, bind, allocate and destroy hooks report each
+// created and where the application bound it, which allocations are imports, the entries of
+// descriptor update templates, and which semaphores are timelines no one outside shares. The create, bind, allocate and destroy hooks report each
 // event here once; cached readback (src/memory) and barrier elision (src/capture) read it and
 // keep only their own decisions (readback's pending binds and twins, elision's descriptor sets).
 //
@@ -56,6 +56,13 @@ struct ImageRecord {
     }
 };
 
+// A semaphore as created: fusion carries the waits and signals of timeline semaphores that no
+// one outside the device shares (submit/semaphore_carry.h).
+struct SemaphoreRecord {
+    bool timeline = false;
+    bool shared = false;  // exportable at creation, exported, or imported into
+};
+
 // A descriptor update template as created: where each entry's descriptors sit in the opaque
 // data of vkUpdateDescriptorSetWithTemplate and vkCmdPushDescriptorSetWithTemplateKHR.
 struct UpdateTemplateRecord {
@@ -79,6 +86,11 @@ public:
     void image_bound(VkImage image, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size, bool plain);
     void image_destroyed(VkImage image);
     std::optional<ImageRecord> image(VkImage image) const;
+
+    void semaphore_created(VkSemaphore semaphore, const VkSemaphoreCreateInfo& info);
+    void semaphore_shared(VkSemaphore semaphore);  // exported or imported into
+    void semaphore_destroyed(VkSemaphore semaphore);
+    std::optional<SemaphoreRecord> semaphore(VkSemaphore semaphore) const;
 
     void template_created(VkDescriptorUpdateTemplate t, const VkDescriptorUpdateTemplateCreateInfo& info);
     void template_destroyed(VkDescriptorUpdateTemplate t);
@@ -106,6 +118,7 @@ private:
     std::unordered_map<VkBuffer, BufferRecord> buffers_;
     std::unordered_map<VkImage, ImageRecord> images_;
     std::unordered_map<VkDescriptorUpdateTemplate, std::shared_ptr<const UpdateTemplateRecord>> templates_;
+    std::unordered_map<VkSemaphore, SemaphoreRecord> semaphores_;
 };
 
 }  // namespace slipstream

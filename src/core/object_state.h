@@ -198,6 +198,9 @@ struct DeviceState {
     PFN_vkGetSemaphoreCounterValue fusion_counter_value = nullptr;
     PFN_vkWaitSemaphores fusion_wait_semaphores = nullptr;
     std::atomic<uint32_t> open_batches{0};
+    // Held batches (any queue) that signal semaphores of the application's: while 0, host waits
+    // and counter reads of semaphores, and submissions that wait on them, flush nothing.
+    std::atomic<uint32_t> held_signal_batches{0};
     // Queue families whose latest fusable submission found its queue in latency mode with
     // nothing of ours running (LAZY_RECORD=auto records their command buffers into the driver
     // at vkEndCommandBuffer).

@@ -59,6 +59,7 @@ namespace slipstream {
     X(CommandBuffersDirect, "command_buffers_direct") /* fusable, but the GPU was idle: as recorded */ \
     X(BatchCommandBuffers, "batch_command_buffers")  /* in the batches submitted (÷ batches_flushed) */ \
     X(PassedNotCaptured, "passed_not_captured") /* submitted as they are: no complete capture */ \
+    X(SemaphoreSubmitsFused, "semaphore_submits_fused") /* submissions with timeline waits or signals fused */ \
     X(PassedSemaphores, "passed_semaphores")    /* ... the submit waits on or signals semaphores */ \
     X(PassedSubmitExtension, "passed_submit_extension") /* ... pNext, flags or device masks */ \
     X(PassedOtherFamily, "passed_other_family") /* ... recorded for another queue family */ \

@@ -19,6 +19,15 @@ void BatchQueue::add(const CommandBufferState& cb) {
     if (cb.lazy) ++open_.lazy;
 }
 
+void BatchQueue::add_signals(const std::vector<SemaphoreValue>& signals) {
+    if (signals.empty()) return;
+    if (open_.signals.empty()) {
+        signal_batches_.fetch_add(1, std::memory_order_acq_rel);
+        d_.held_signal_batches.fetch_add(1, std::memory_order_acq_rel);
+    }
+    for (const SemaphoreValue& s : signals) merge_signal(open_.signals, s);
+}
+
 bool BatchQueue::seal() {
     if (sealed_.size() >= 2) return false;
     sealed_.push_back(std::move(open_));
@@ -51,9 +60,13 @@ HeldBatch BatchQueue::take_open() {
     return b;
 }
 
-void BatchQueue::done_with(const HeldBatch&) {
+void BatchQueue::done_with(const HeldBatch& b) {
     pending_.fetch_sub(1, std::memory_order_acq_rel);
     d_.open_batches.fetch_sub(1, std::memory_order_acq_rel);
+    if (!b.signals.empty()) {
+        signal_batches_.fetch_sub(1, std::memory_order_acq_rel);
+        d_.held_signal_batches.fetch_sub(1, std::memory_order_acq_rel);
+    }
 }
 
 void BatchQueue::failed(const HeldBatch& b, VkResult error) {

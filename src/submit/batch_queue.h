@@ -5,6 +5,8 @@
 // holder of the recording lock takes a batch out (queue_locks.h), so batches go in order.
 #pragma once
 
+#include "submit/semaphore_carry.h"
+
 #include <vulkan/vulkan.h>
 
 #include <atomic>
@@ -23,6 +25,9 @@ namespace slipstream::submit {
 struct HeldBatch {
     std::vector<const CommandBufferState*> cbs;
     std::vector<VkFence> fences;
+    // Timeline semaphores its submission signals, each with the highest value asked
+    // (semaphore_carry.h); the driver signals them once the batch's work is done.
+    std::vector<SemaphoreValue> signals;
     uint32_t ops = 0, records = 0, lazy = 0;
     uint64_t opened_ns = 0;
     // Opened by a submission made after the application saw everything before it on the
@@ -47,6 +52,8 @@ public:
     void add(const CommandBufferState& cb);
     // The application's fence of a fused submission: signaled after the batch that holds it.
     void add_fence(VkFence fence) { open_.fences.push_back(fence); }
+    // A fused submission's timeline signals: signaled by the batch that holds it.
+    void add_signals(const std::vector<SemaphoreValue>& signals);
     // The open batch is full: it goes to the flusher. False when the flusher is behind (two
     // batches waiting): then the caller flushes itself.
     bool seal();
@@ -70,6 +77,8 @@ public:
     // --- any thread, no lock ---
     // A batch is open, sealed or being recorded.
     bool has_pending() const { return pending_.load(std::memory_order_acquire) != 0; }
+    // A batch held (open, sealed or being recorded) signals semaphores of the application's.
+    bool holds_signals() const { return signal_batches_.load(std::memory_order_acquire) != 0; }
 
 private:
     DeviceState& d_;
@@ -77,6 +86,7 @@ private:
     std::deque<HeldBatch> sealed_;
     const HeldBatch* recording_ = nullptr;
     std::atomic<uint32_t> pending_{0};
+    std::atomic<uint32_t> signal_batches_{0};  // held batches with signals (DeviceState::held_signal_batches too)
 };
 
 // The application's command buffers of a batch no replay will carry: they may be reset or

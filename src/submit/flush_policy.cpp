@@ -65,12 +65,12 @@ PassReason classify_chain(const void* next, bool one_device, VkStructureType* un
 }  // namespace
 
 PassReason classify_submit(const VkSubmitInfo& submit, bool one_device, VkStructureType* unknown) {
+    if (PassReason why = classify_chain(submit.pNext, one_device, unknown); why != PassReason::None) return why;
     if (submit.waitSemaphoreCount || submit.signalSemaphoreCount) return PassReason::Semaphores;
-    return classify_chain(submit.pNext, one_device, unknown);
+    return PassReason::None;
 }
 
 PassReason classify_submit(const VkSubmitInfo2& submit, bool one_device, VkStructureType* unknown) {
-    if (submit.waitSemaphoreInfoCount || submit.signalSemaphoreInfoCount) return PassReason::Semaphores;
     if (submit.flags) return PassReason::SubmitExtension;  // protected
     if (PassReason why = classify_chain(submit.pNext, one_device, unknown); why != PassReason::None) return why;
     for (uint32_t i = 0; i < submit.commandBufferInfoCount; ++i) {
@@ -78,6 +78,7 @@ PassReason classify_submit(const VkSubmitInfo2& submit, bool one_device, VkStruc
         if (cb.deviceMask > 1 || (cb.deviceMask == 1 && !one_device)) return PassReason::SubmitExtension;
         if (PassReason why = classify_chain(cb.pNext, one_device, unknown); why != PassReason::None) return why;
     }
+    if (submit.waitSemaphoreInfoCount || submit.signalSemaphoreInfoCount) return PassReason::Semaphores;
     return PassReason::None;
 }
 

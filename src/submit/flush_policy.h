@@ -47,7 +47,7 @@ const char* flush_reason_name(FlushReason reason);
 enum class PassReason : uint8_t {
     None,              // fused
     NotCaptured,       // a command buffer without a complete capture (graphics, secondaries...)
-    Semaphores,        // waits or signals: FUSION.md rule 1, a batch boundary
+    Semaphores,        // waits or signals fusion cannot carry (semaphore_carry.h)
     SubmitExtension,   // a pNext, flags or device masks fusion does not represent
     OtherFamily,       // a command buffer allocated from another queue family's pool
     LayoutsDestroyed,  // a pipeline or set layout or template was destroyed since it was begun
@@ -183,7 +183,7 @@ private:
 };
 
 // What a submission itself allows (its command buffers are judged separately): no
-// semaphores, no flags, and in its pNext chain only structures that say nothing fusion would
+// semaphores (Semaphores: the caller may still carry them, semaphore_carry.h), no flags, and in its pNext chain only structures that say nothing fusion would
 // drop: timeline values (VkTimelineSemaphoreSubmitInfo: with no semaphores there is no value
 // to carry; runtimes attach one to every submission), device-group masks and indices naming
 // the one device of a device that has one (`one_device`), a protected-submit structure that

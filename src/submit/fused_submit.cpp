@@ -6,6 +6,7 @@
 #include "core/log.h"
 #include "core/object_state.h"
 #include "submit/queue_fusion.h"
+#include "submit/semaphore_carry.h"
 
 #include <vector>
 
@@ -70,6 +71,10 @@ struct Classified {
     PassReason why = PassReason::None;
     VkStructureType extension = VK_STRUCTURE_TYPE_MAX_ENUM;  // the sType that stopped it, if one did
     uint32_t total = 0;
+    // Timeline semaphores the call's submissions signal, carried with its work; and whether
+    // any submission waited or signaled (semaphore_carry.h).
+    std::vector<SemaphoreValue> signals;
+    bool semaphores = false;
     bool lazy = false;  // a command buffer only a replay can carry
     const CommandBufferState* inline_states[kInlineStates];
     std::vector<const CommandBufferState*> many;
@@ -78,6 +83,32 @@ struct Classified {
     }
 };
 
+// Whether a batch can carry the submission's semaphores (semaphore_carry.h): every one a
+// timeline nobody outside shares; every wait met by earlier work on this queue (ordered by the
+// fuse barrier) or already reached. Its signals go into c.signals.
+template <typename Info>
+bool carry_semaphores(const DeviceState& d, const QueueFusion& f, const Info& submit, Classified& c) {
+    if (!d.record || !d.fusion_counter_value) return false;
+    std::vector<SemaphoreValue> waits;
+    const size_t earlier = c.signals.size();  // signals of the call's earlier submissions
+    auto record = [&](VkSemaphore s) { return d.record->semaphore(s); };
+    if (!timeline_uses(submit, record, waits, c.signals)) return false;
+    auto met_in_order = [&](const SemaphoreValue& w) {
+        if (f.signaled_here(w)) return true;
+        for (size_t i = 0; i < earlier; ++i)
+            if (c.signals[i].semaphore == w.semaphore && c.signals[i].value >= w.value) return true;
+        return false;
+    };
+    for (const SemaphoreValue& w : waits) {
+        // (Without the fuse barrier nothing orders one submission's work after another's.)
+        if (d.settings.fuse_barrier && met_in_order(w)) continue;
+        uint64_t value = 0;
+        if (d.fusion_counter_value(d.device, w.semaphore, &value) != VK_SUCCESS || value < w.value) return false;
+    }
+    c.semaphores = true;
+    return true;
+}
+
 // The call is fused whole or not at all: every submission plain, every command buffer fusable.
 template <typename Info>
 void classify(const DeviceState& d, const QueueState& q, uint32_t count, const Info* submits, Classified& c) {
@@ -85,6 +116,7 @@ void classify(const DeviceState& d, const QueueState& q, uint32_t count, const I
     if (!d.fusable.load(std::memory_order_relaxed)) c.why = PassReason::NotCaptured;
     for (uint32_t i = 0; i < count && c.why == PassReason::None; ++i) {
         c.why = classify_submit(submits[i], d.one_physical_device, &c.extension);
+        if (c.why == PassReason::Semaphores && carry_semaphores(d, *q.fusion, submits[i], c)) c.why = PassReason::None;
         for (uint32_t j = 0; j < command_buffer_count(submits[i]) && c.why == PassReason::None; ++j) {
             const CommandBufferState* cb;
             c.why = classify_command_buffer(d, q, command_buffer(submits[i], j), &cb);
@@ -119,6 +151,10 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, const Classified& c, Vk
     const bool was_open = f.open();
     for (uint32_t i = 0; i < c.total; ++i) f.append(*c[i]);
     if (fence) f.add_fence(fence);
+    if (c.semaphores) {
+        f.add_signals(c.signals);
+        d.stats.add(Counter::SemaphoreSubmitsFused);
+    }
     d.stats.add(Counter::CommandBuffersFused, c.total);
     auto flush_now = [&](FlushReason reason) {
         lock.add_recording();
@@ -140,6 +176,24 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, const Classified& c, Vk
     return VK_SUCCESS;
 }
 
+// A passed-through submission's timeline signals (where all its semaphores are timelines
+// fusion could carry): later waits on them are met by the work before them on this queue.
+uint32_t signal_count(const VkSubmitInfo& s) { return s.signalSemaphoreCount; }
+uint32_t signal_count(const VkSubmitInfo2& s) { return s.signalSemaphoreInfoCount; }
+
+template <typename Info>
+void note_passed_signals(const DeviceState& d, QueueFusion& f, uint32_t count, const Info* submits) {
+    if (!d.record) return;
+    auto record = [&](VkSemaphore s) { return d.record->semaphore(s); };
+    std::vector<SemaphoreValue> waits, signals;
+    for (uint32_t i = 0; i < count; ++i) {
+        if (!signal_count(submits[i])) continue;
+        waits.clear();
+        signals.clear();
+        if (timeline_uses(submits[i], record, waits, signals)) f.note_signals(signals);
+    }
+}
+
 // As it is, after everything before it (FUSION.md rule 10), and after the barrier that closes
 // narrowed batches where its command buffers may work in other stages.
 template <typename Info, typename Next>
@@ -155,6 +209,7 @@ VkResult pass_through(DeviceState& d, QueueFusion& f, const Classified& c, uint3
             leaves = f.leaves_narrowed_stages(find_command_buffer(command_buffer(submits[i], j)));
     if (VkResult r = f.flush(FlushReason::PassThrough, leaves); r < 0) return r;
     record_unended_natively(count, submits);
+    note_passed_signals(d, f, count, submits);
     return f.submit_passed(count, submits, fence, next);
 }
 
@@ -173,6 +228,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
         f.note_submission(fence);
         if (goes_direct(d, q, f, c)) {
             d.stats.add(Counter::CommandBuffersDirect, c.total);
+            f.note_signals(c.signals);  // (its semaphores go to the driver as the application made them)
             return f.submit_direct(count, submits, fence, next);
         }
     }

@@ -102,6 +102,22 @@ void flush_before_destroy(DeviceState& d) {
     if (d.fusion) flush_device(d, FlushReason::Destroy);
 }
 
+VkResult flush_signal_holders(DeviceState& d, const QueueState* except) {
+    if (!d.fusion || d.held_signal_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
+    const QueueFusion* skip = except ? except->fusion.get() : nullptr;
+    return flush_open(d, FlushReason::Observe,
+                      [skip](const QueueFusion& f) { return &f != skip && f.holds_signals(); });
+}
+
+void semaphore_destroyed(DeviceState& d, VkSemaphore semaphore) {
+    if (!d.fusion) return;
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        std::lock_guard lock(queues[i]->locks().queue());
+        queues[i]->forget_semaphore(semaphore);
+    }
+}
+
 VkResult fusion_error(DeviceState& d, uint32_t count, const VkFence* fences) {
     if (!d.fusion) return VK_SUCCESS;
     if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;

@@ -55,6 +55,13 @@ VkResult flush_device(DeviceState& d, FlushReason reason);
 // mostly survive it; a replay of a freed handle crashes them). One atomic load when nothing
 // is held; a failed batch's error reaches the waits on its fences.
 void flush_before_destroy(DeviceState& d);
+// Before anything that can observe a semaphore of the application's signal (a host wait or
+// counter read, a submission that waits on it, sparse binding): submits the held batches that
+// carry such signals (semaphore_carry.h), on every fusing queue but `except` (null: all). One
+// atomic load while none is held. Returns the first error.
+VkResult flush_signal_holders(DeviceState& d, const QueueState* except = nullptr);
+// vkDestroySemaphore, after flush_before_destroy: the queues forget what they noted of it.
+void semaphore_destroyed(DeviceState& d, VkSemaphore semaphore);
 
 // Before a wait or status query on the device (these fences, or none): the loss of the device,
 // an error a flush of the flusher's met that no call returned yet (taken: returned once), or

@@ -31,6 +31,8 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <unordered_map>
+#include <vector>
 
 namespace slipstream::submit {
 
@@ -51,6 +53,26 @@ public:
     void append(const CommandBufferState& cb);
     // The application's fence of a fused submission: signaled after the batch that holds it.
     void add_fence(VkFence fence) { batches_.add_fence(fence); }
+    // A fused submission's timeline signals (semaphore_carry.h): carried by the open batch.
+    void add_signals(const std::vector<SemaphoreValue>& signals) {
+        batches_.add_signals(signals);
+        note_signals(signals);
+    }
+    // Signals that go to the driver in queue order from here (fused or direct): a later wait
+    // on one of them is met by the work before it on this queue.
+    void note_signals(const std::vector<SemaphoreValue>& signals) {
+        for (const SemaphoreValue& s : signals) {
+            uint64_t& v = signaled_[s.semaphore];
+            if (s.value > v) v = s.value;
+        }
+    }
+    // Whether earlier fused or direct work on this queue signals `wait`'s value or more.
+    bool signaled_here(const SemaphoreValue& wait) const {
+        auto it = signaled_.find(wait.semaphore);
+        return it != signaled_.end() && it->second >= wait.value;
+    }
+    // The application destroys `semaphore` (with everything held submitted): forget its signals.
+    void forget_semaphore(VkSemaphore semaphore) { signaled_.erase(semaphore); }
     bool open() const { return batches_.open(); }
     // The open batch is full: it goes to the flusher, which records and submits it. False when
     // the flusher is behind (two batches waiting): then the caller flushes itself.
@@ -133,6 +155,8 @@ public:
     void fence_released(VkFence fence);
     // A batch is open, sealed or being recorded.
     bool has_pending() const { return batches_.has_pending(); }
+    // A batch held signals semaphores of the application's (an observer flushes it first).
+    bool holds_signals() const { return batches_.holds_signals(); }
     // Whether one of these fences is the one of the latest fusable submission.
     bool latest_fence_in(uint32_t count, const VkFence* fences) const { return waits_.latest_fence_in(count, fences); }
     VkSemaphore timeline() const { return timeline_.timeline(); }
@@ -175,6 +199,8 @@ private:
     QueueTimeline timeline_;
     WaitHistory waits_;
     KeptError error_;
+    // Timeline values fused or direct submissions on this queue signal (queue lock).
+    std::unordered_map<VkSemaphore, uint64_t> signaled_;
 };
 
 }  // namespace slipstream::submit

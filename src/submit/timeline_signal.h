@@ -3,6 +3,8 @@
 // included where they go to the driver as they are (direct, passed through).
 #pragma once
 
+#include "submit/semaphore_carry.h"
+
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
@@ -83,6 +85,36 @@ inline VkSubmitInfo submit_of(const VkCommandBuffer* cb, const TimelineSignal* s
         s.signalSemaphoreCount = 1;
         s.pSignalSemaphores = &signal->info.semaphore;
     }
+    return s;
+}
+
+// A submission of `count` command buffers (0: none) that signals the queue's timeline
+// (`signal`; null: not) and the application's timeline semaphores a batch carries (`also`),
+// with what it points at kept in `storage`.
+struct CarriedSignals {
+    std::vector<VkSemaphore> semaphores;
+    std::vector<uint64_t> values;
+    VkTimelineSemaphoreSubmitInfo timeline_values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+};
+inline VkSubmitInfo submit_signaling(uint32_t count, const VkCommandBuffer* cbs, const TimelineSignal* signal,
+                                     const std::vector<SemaphoreValue>& also, CarriedSignals& storage) {
+    VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    s.commandBufferCount = count;
+    s.pCommandBuffers = cbs;
+    if (signal) {
+        storage.semaphores.push_back(signal->info.semaphore);
+        storage.values.push_back(signal->value);
+    }
+    for (const SemaphoreValue& v : also) {
+        storage.semaphores.push_back(v.semaphore);
+        storage.values.push_back(v.value);
+    }
+    if (storage.semaphores.empty()) return s;
+    storage.timeline_values.signalSemaphoreValueCount = uint32_t(storage.values.size());
+    storage.timeline_values.pSignalSemaphoreValues = storage.values.data();
+    s.pNext = &storage.timeline_values;
+    s.signalSemaphoreCount = uint32_t(storage.semaphores.size());
+    s.pSignalSemaphores = storage.semaphores.data();
     return s;
 }
 

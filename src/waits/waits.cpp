@@ -188,8 +188,8 @@ VkResult get_fence_status(DeviceState& d, VkFence fence) {
 VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64_t timeout,
                          PFN_vkWaitSemaphores next_wait) {
     d.stats.add(Counter::SemaphoreWaits);
-    // No flush: a batch of ours never signals the application's semaphores (a submission that
-    // does is passed through after the open batch), so none can be waiting for one.
+    // A held batch may carry a signal it waits for (submit/semaphore_carry.h): those go first.
+    if (VkResult e = submit::flush_signal_holders(d); e < 0) return e;
     if (VkResult e = submit::fusion_error(d); e < 0) return e;
     // `info` holds the driver's values (the hook translated those of pooled timeline
     // semaphores, objects/timeline_values.h), so the counters polled below compare with them.

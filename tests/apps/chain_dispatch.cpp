@@ -6,6 +6,11 @@
 // --submit-extensions: every submission chains what runtimes attach to all of theirs and says
 // nothing here (an empty VkTimelineSemaphoreSubmitInfo, device-group masks naming the one
 // device): fusion must carry them.
+// --timeline-chain: the steps are chained by a timeline semaphore as some runtimes do: step s
+// waits for value s and signals s + 1 (VkTimelineSemaphoreSubmitInfo); the host reads the
+// counter and waits for the middle value halfway (both must first get the held work
+// submitted), and waits for the last value instead of a fence. Fusion carries the waits (met
+// in queue order) and the signals (each batch signals the highest value it holds).
 #include "chain_step.h"
 #include "suite_util.h"
 #include "vk_app.h"
@@ -23,17 +28,62 @@ using chain::params_for;
 
 uint32_t groups_for(uint32_t step) { return 1 + (step * 37) % 64; }  // 1..64 workgroups
 
+void wait_timeline(vkapp::Context& ctx, VkSemaphore timeline, uint64_t value) {
+    VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    wait.semaphoreCount = 1;
+    wait.pSemaphores = &timeline;
+    wait.pValues = &value;
+    VK_CHECK(vkWaitSemaphores(ctx.device, &wait, UINT64_MAX));
+}
+
+// --timeline-chain: step `s` waits for value s and signals s + 1; halfway the host polls the
+// counter until it reaches the middle value, and then waits for it as well.
+void submit_chained(vkapp::Context& ctx, VkCommandBuffer cb, VkSemaphore timeline, uint32_t s, uint32_t steps) {
+    const uint64_t wait_value = s, signal_value = s + 1;
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.waitSemaphoreValueCount = 1;
+    values.pWaitSemaphoreValues = &wait_value;
+    values.signalSemaphoreValueCount = 1;
+    values.pSignalSemaphoreValues = &signal_value;
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+    si.waitSemaphoreCount = 1;
+    si.pWaitSemaphores = &timeline;
+    si.pWaitDstStageMask = &stage;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    si.signalSemaphoreCount = 1;
+    si.pSignalSemaphores = &timeline;
+    VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, VK_NULL_HANDLE));
+    if (signal_value != steps / 2) return;
+    uint64_t counter = 0;
+    do VK_CHECK(vkGetSemaphoreCounterValue(ctx.device, timeline, &counter));
+    while (counter < signal_value);
+    wait_timeline(ctx, timeline, signal_value);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const char* kExtensionsFlag = "--submit-extensions";
-    const uint32_t scale = suite::parse_scale(argc, argv, kExtensionsFlag);
+    const char* kChainFlag = "--timeline-chain";
+    const bool chain = argc > 1 && std::strcmp(argv[argc - 1], kChainFlag) == 0;
+    const uint32_t scale = suite::parse_scale(argc, argv, chain ? kChainFlag : kExtensionsFlag);
     const bool extensions = argc > 1 && std::strcmp(argv[argc - 1], kExtensionsFlag) == 0;
     const uint32_t kSteps = 500 * scale;
     const uint32_t kN = 8192 + 123;  // not a multiple of the workgroup size
     const VkDeviceSize bytes = VkDeviceSize(kN) * 4;
 
-    vkapp::Context ctx = vkapp::create_context("chain_dispatch");
+    vkapp::ContextOptions options;
+    options.timeline_semaphores = chain;
+    vkapp::Context ctx = vkapp::create_context("chain_dispatch", options);
+    VkSemaphore timeline = VK_NULL_HANDLE;
+    if (chain) {
+        VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+        type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+        VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+        VK_CHECK(vkCreateSemaphore(ctx.device, &sci, nullptr, &timeline));
+    }
 
     std::vector<uint32_t> initial(kN);
     suite::Rng rng(0xc4a1d15e11ull);
@@ -96,6 +146,10 @@ int main(int argc, char** argv) {
         }
         VK_CHECK(vkEndCommandBuffer(cb));
         const VkFence signal = s + 1 == kSteps ? fence : VK_NULL_HANDLE;
+        if (chain) {
+            submit_chained(ctx, cb, timeline, s, kSteps);
+            continue;
+        }
         if (!extensions) {
             suite::submit(ctx.queue, cb, signal);
             continue;
@@ -111,7 +165,11 @@ int main(int argc, char** argv) {
         si.pCommandBuffers = &cb;
         VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, signal));
     }
-    suite::wait_fence(ctx, fence);
+    if (chain) {
+        wait_timeline(ctx, timeline, kSteps);
+    } else {
+        suite::wait_fence(ctx, fence);
+    }
     suite::invalidate(ctx, readback);
     std::vector<uint32_t> got(kN);
     std::memcpy(got.data(), readback.mapped, bytes);
@@ -125,6 +183,7 @@ int main(int argc, char** argv) {
     const bool ok = suite::compare_words("chain_dispatch", got.data(), a.data(), kN);
 
     vkDestroyFence(ctx.device, fence, nullptr);
+    if (timeline) vkDestroySemaphore(ctx.device, timeline, nullptr);
     vkDestroyCommandPool(ctx.device, pool, nullptr);
     vkDestroyDescriptorPool(ctx.device, dpool, nullptr);
     vkapp::destroy_compute_pipeline(ctx, pipe);
