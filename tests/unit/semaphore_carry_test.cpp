@@ -1,0 +1,97 @@
+// Which submissions' semaphores a batch can carry (submit/semaphore_carry.h).
+#include "submit/semaphore_carry.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace slipstream;
+using namespace slipstream::submit;
+
+namespace {
+VkSemaphore sem(uint64_t n) { return reinterpret_cast<VkSemaphore>(uintptr_t(n)); }
+
+// Semaphores 1-9: timelines; 10: binary; 11: a shared timeline; others: unknown.
+std::optional<SemaphoreRecord> kind(VkSemaphore s) {
+    const uint64_t n = uint64_t(reinterpret_cast<uintptr_t>(s));
+    if (n >= 1 && n <= 9) return SemaphoreRecord{true, false};
+    if (n == 10) return SemaphoreRecord{false, false};
+    if (n == 11) return SemaphoreRecord{true, true};
+    return std::nullopt;
+}
+}  // namespace
+
+TEST(SemaphoreCarry, TimelineWaitsAndSignalsWithTheirValues) {
+    const VkSemaphore waits[] = {sem(1), sem(2)}, signals[] = {sem(3)};
+    const uint64_t wait_values[] = {5, 7}, signal_values[] = {9};
+    const VkPipelineStageFlags stages[] = {VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT};
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    values.waitSemaphoreValueCount = 2;
+    values.pWaitSemaphoreValues = wait_values;
+    values.signalSemaphoreValueCount = 1;
+    values.pSignalSemaphoreValues = signal_values;
+    VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+    s.waitSemaphoreCount = 2;
+    s.pWaitSemaphores = waits;
+    s.pWaitDstStageMask = stages;
+    s.signalSemaphoreCount = 1;
+    s.pSignalSemaphores = signals;
+    std::vector<SemaphoreValue> w, g;
+    ASSERT_TRUE(timeline_uses(s, kind, w, g));
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ(w[1].semaphore, sem(2));
+    EXPECT_EQ(w[1].value, 7u);
+    ASSERT_EQ(g.size(), 1u);
+    EXPECT_EQ(g[0].value, 9u);
+
+    // A binary, shared or unknown semaphore, or no values at all: not carried.
+    for (uint64_t other : {10, 11, 12}) {
+        const VkSemaphore mixed[] = {sem(1), sem(other)};
+        s.pWaitSemaphores = mixed;
+        w.clear();
+        g.clear();
+        EXPECT_FALSE(timeline_uses(s, kind, w, g)) << other;
+    }
+    s.pWaitSemaphores = waits;
+    s.pNext = nullptr;
+    EXPECT_FALSE(timeline_uses(s, kind, w, g));
+    // Values that do not match the semaphores (binary-only submissions may leave them out).
+    s.pNext = &values;
+    values.waitSemaphoreValueCount = 1;
+    EXPECT_FALSE(timeline_uses(s, kind, w, g));
+}
+
+TEST(SemaphoreCarry, Submit2NamesDeviceZeroOnly) {
+    VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+    wait.semaphore = sem(1);
+    wait.value = 3;
+    VkSemaphoreSubmitInfo signal = wait;
+    signal.semaphore = sem(2);
+    signal.value = 4;
+    VkSubmitInfo2 s{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+    s.waitSemaphoreInfoCount = 1;
+    s.pWaitSemaphoreInfos = &wait;
+    s.signalSemaphoreInfoCount = 1;
+    s.pSignalSemaphoreInfos = &signal;
+    std::vector<SemaphoreValue> w, g;
+    ASSERT_TRUE(timeline_uses(s, kind, w, g));
+    EXPECT_EQ(w[0].value, 3u);
+    EXPECT_EQ(g[0].semaphore, sem(2));
+    signal.deviceIndex = 1;
+    EXPECT_FALSE(timeline_uses(s, kind, w, g));
+    signal.deviceIndex = 0;
+    signal.semaphore = sem(10);
+    EXPECT_FALSE(timeline_uses(s, kind, w, g));
+}
+
+// A batch signals each semaphore once, with the highest value its submissions asked for.
+TEST(SemaphoreCarry, OneSignalPerSemaphoreAtItsHighestValue) {
+    std::vector<SemaphoreValue> held;
+    merge_signal(held, {sem(1), 3});
+    merge_signal(held, {sem(2), 1});
+    merge_signal(held, {sem(1), 5});
+    merge_signal(held, {sem(1), 4});  // (out of order: invalid usage, the highest still wins)
+    ASSERT_EQ(held.size(), 2u);
+    EXPECT_EQ(held[0].value, 5u);
+    EXPECT_EQ(held[1].value, 1u);
+}
