@@ -123,6 +123,15 @@ const RowInfo kRows[] = {
      "      naive: N command buffers, N vkQueueSubmit, then one wait.\n"
      "      tuned: up to 32 launches per command buffer, then one spin-then-block wait.\n"
      "      GPU time: one dispatch of the kernel."},
+    {"launch_timeline_info", "launch, empty timeline info", "us",
+     "As launch, each naive submission chaining an empty VkTimelineSemaphoreSubmitInfo (no\n"
+     "      semaphore in it), as one widely used ML runtime attaches to every submission.\n"
+     "      tuned: as launch. GPU time: one dispatch of the kernel."},
+    {"launch_timeline_chain", "launch, timeline-chained", "us",
+     "As launch, the naive submissions ordered by a timeline semaphore as runtimes that\n"
+     "      sequence kernels with one do: launch k waits for value k-1 and signals k; the\n"
+     "      sync waits for the last value (vkWaitSemaphores) before the style's wait.\n"
+     "      tuned: as launch. GPU time: one dispatch of the kernel."},
     {"launch_sync", "launch + device sync", "us",
      "Cost of one tiny launch followed by waiting for it, repeated N times; time / N.\n"
      "      naive: submit, then vkWaitForFences or vkQueueWaitIdle.\n"
@@ -558,6 +567,12 @@ private:
     void sync();
     Slot& acquire_slot();
     void submit(Slot& s);
+    // What naive submissions chain (the launch_timeline_* rows).
+    enum class Decoration { none, empty_timeline_info, timeline_chain };
+    Decoration decoration_ = Decoration::none;
+    VkSemaphore chain_ = VK_NULL_HANDLE;  // timeline_chain's semaphore
+    uint64_t chain_value_ = 0;            // ... the value the latest submission signals
+    void row_launch_decorated(RowResult& row, Decoration d);
     void wait_fence(VkFence f);
     void record_style_barrier(VkCommandBuffer cb);
     static void host_read_barrier(VkCommandBuffer cb);
@@ -741,6 +756,22 @@ void Bench::submit(Slot& s) {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &s.cb;
+    VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+    const uint64_t wait_value = chain_value_, signal_value = chain_value_ + 1;
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    if (opt_.style == Style::naive && decoration_ != Decoration::none) si.pNext = &values;
+    if (opt_.style == Style::naive && decoration_ == Decoration::timeline_chain) {
+        values.waitSemaphoreValueCount = 1;
+        values.pWaitSemaphoreValues = &wait_value;
+        values.signalSemaphoreValueCount = 1;
+        values.pSignalSemaphoreValues = &signal_value;
+        si.waitSemaphoreCount = 1;
+        si.pWaitSemaphores = &chain_;
+        si.pWaitDstStageMask = &stage;
+        si.signalSemaphoreCount = 1;
+        si.pSignalSemaphores = &chain_;
+        chain_value_ = signal_value;
+    }
     const bool use_fence = !(opt_.style == Style::naive && opt_.wait == WaitMode::queue_idle);
     VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, use_fence ? s.fence : VK_NULL_HANDLE));
     s.pending = true;
@@ -1005,6 +1036,8 @@ RowResult Bench::run(const RowInfo& info) {
     row.pattern = opt_.style == Style::naive ? "naive" : "tuned";
     const std::string id = info.id;
     if (id == "launch") row_launch(row, false);
+    else if (id == "launch_timeline_info") row_launch_decorated(row, Decoration::empty_timeline_info);
+    else if (id == "launch_timeline_chain") row_launch_decorated(row, Decoration::timeline_chain);
     else if (id == "launch_sync") row_launch(row, true);
     else if (id == "launch_spin") row_launch_spin(row, true);
     else if (id == "launch_spin_bare") row_launch_spin(row, false);
@@ -1031,6 +1064,30 @@ RowResult Bench::run(const RowInfo& info) {
 constexpr VkBufferUsageFlags kDeviceUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+// "launch, empty timeline info" and "launch, timeline-chained": row_launch with the naive
+// submissions chaining what such runtimes chain (Bench::submit).
+void Bench::row_launch_decorated(RowResult& row, Decoration d) {
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    if (d == Decoration::timeline_chain) VK_CHECK(vkCreateSemaphore(ctx_.device, &sci, nullptr, &chain_));
+    chain_value_ = 0;
+    decoration_ = d;
+    row_launch(row, false);
+    sync();
+    if (chain_) {
+        // The chain's last value, as such a runtime waits for its work (then the style's wait).
+        VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+        wait.semaphoreCount = 1;
+        wait.pSemaphores = &chain_;
+        wait.pValues = &chain_value_;
+        VK_CHECK(vkWaitSemaphores(ctx_.device, &wait, UINT64_MAX));
+        vkDestroySemaphore(ctx_.device, chain_, nullptr);
+        chain_ = VK_NULL_HANDLE;
+    }
+    decoration_ = Decoration::none;
+}
 
 // "launch, back to back" and "launch + device sync".
 void Bench::row_launch(RowResult& row, bool sync_each) {
@@ -2243,7 +2300,9 @@ int main(int argc, char** argv) {
                 rows.push_back(&r);
     }
 
-    Context ctx = vkapp::create_context("slipstream-bench");
+    vkapp::ContextOptions context_options;
+    context_options.timeline_semaphores = true;  // the launch_timeline_* rows
+    Context ctx = vkapp::create_context("slipstream-bench", context_options);
     if (opt.probe_device) {
         std::printf("software: %s\ndevice: %s\n", is_software(ctx) ? "yes" : "no", ctx.properties.deviceName);
         vkapp::destroy_context(ctx);
