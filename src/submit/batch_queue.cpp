@@ -36,7 +36,10 @@ bool BatchQueue::seal() {
 }
 
 bool BatchQueue::holds_any(uint32_t count, const VkFence* fences) const {
+    uint64_t asked = 0;
+    for (uint32_t i = 0; i < count; ++i) asked |= fence_bit(fences[i]);
     auto in = [&](const HeldBatch& b) {
+        if (!(b.fence_bits & asked)) return false;  // (a wait on a fence already submitted: no scan)
         for (VkFence held : b.fences)
             for (uint32_t i = 0; i < count; ++i)
                 if (fences[i] == held) return true;

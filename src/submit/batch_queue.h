@@ -25,6 +25,8 @@ namespace slipstream::submit {
 struct HeldBatch {
     std::vector<const CommandBufferState*> cbs;
     std::vector<VkFence> fences;
+    // A bit per fence in `fences` (fence_bit): a wait whose fences have none set needs no scan.
+    uint64_t fence_bits = 0;
     // Timeline semaphores its submission signals, each with the highest value asked
     // (semaphore_carry.h); the driver signals them once the batch's work is done.
     std::vector<SemaphoreValue> signals;
@@ -51,7 +53,15 @@ public:
     // Notes one application command buffer in the open batch.
     void add(const CommandBufferState& cb);
     // The application's fence of a fused submission: signaled after the batch that holds it.
-    void add_fence(VkFence fence) { open_.fences.push_back(fence); }
+    void add_fence(VkFence fence) {
+        open_.fences.push_back(fence);
+        open_.fence_bits |= fence_bit(fence);
+    }
+    // One of 64 bits for a fence handle (handles are pointers or counters: mix the bits).
+    static uint64_t fence_bit(VkFence fence) {
+        const uint64_t h = uint64_t(reinterpret_cast<uintptr_t>(fence)) * 0x9e3779b97f4a7c15ull;
+        return uint64_t(1) << (h >> 58);
+    }
     // A fused submission's timeline signals: signaled by the batch that holds it.
     void add_signals(const std::vector<SemaphoreValue>& signals);
     // The open batch is full: it goes to the flusher. False when the flusher is behind (two
