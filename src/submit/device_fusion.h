@@ -5,6 +5,7 @@
 #pragma once
 
 #include "submit/batch_fences.h"
+#include "submit/semaphore_carry.h"
 #include "submit/fuse_trace.h"
 
 #include <vulkan/vulkan.h>
@@ -32,6 +33,8 @@ public:
     // must record and submit it now, even while it waits for the GPU).
     void wake();
     BatchFences& fences() { return fences_; }
+    // Timeline waits passed through to the driver (semaphore_carry.h).
+    AwaitedSemaphores& awaited() { return awaited_; }
     // VK_SLIPSTREAM_FUSE_TRACE's record, or null.
     FuseTrace* trace() { return trace_.get(); }
 
@@ -53,6 +56,7 @@ private:
     std::vector<uint64_t> values_;         // ... and the values that mean the GPU ran dry
 
     BatchFences fences_;
+    AwaitedSemaphores awaited_;
     std::thread thread_;
 };
 

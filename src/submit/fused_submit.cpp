@@ -160,6 +160,8 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, const Classified& c, Vk
         lock.add_recording();
         return f.flush(reason);
     };
+    // A queue already waits on the GPU for one of its signals: no deadline to wait for.
+    if (c.semaphores && d.fusion->awaited().met_by(c.signals)) return flush_now(FlushReason::Observe);
     // An exportable fence must be the driver's own: it leaves with the batch now.
     if (fence && d.fusion->fences().exportable(fence)) return flush_now(FlushReason::Observe);
     if (d.settings.max_defer_us == 0) return flush_now(FlushReason::Deadline);
@@ -181,16 +183,24 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, const Classified& c, Vk
 uint32_t signal_count(const VkSubmitInfo& s) { return s.signalSemaphoreCount; }
 uint32_t signal_count(const VkSubmitInfo2& s) { return s.signalSemaphoreInfoCount; }
 
+uint32_t wait_count(const VkSubmitInfo& s) { return s.waitSemaphoreCount; }
+uint32_t wait_count(const VkSubmitInfo2& s) { return s.waitSemaphoreInfoCount; }
+
+// A passed-through submission's timeline semaphores, where all of them are timelines fusion
+// could carry: later waits on its signals are met by the work before them on this queue, and
+// its waits are awaited on the GPU (a batch that takes their signal goes at once).
 template <typename Info>
-void note_passed_signals(const DeviceState& d, QueueFusion& f, uint32_t count, const Info* submits) {
+void note_passed_semaphores(DeviceState& d, QueueFusion& f, uint32_t count, const Info* submits) {
     if (!d.record) return;
     auto record = [&](VkSemaphore s) { return d.record->semaphore(s); };
     std::vector<SemaphoreValue> waits, signals;
     for (uint32_t i = 0; i < count; ++i) {
-        if (!signal_count(submits[i])) continue;
+        if (!signal_count(submits[i]) && !wait_count(submits[i])) continue;
         waits.clear();
         signals.clear();
-        if (timeline_uses(submits[i], record, waits, signals)) f.note_signals(signals);
+        if (!timeline_uses(submits[i], record, waits, signals)) continue;
+        f.note_signals(signals);
+        d.fusion->awaited().waited(waits);
     }
 }
 
@@ -209,7 +219,7 @@ VkResult pass_through(DeviceState& d, QueueFusion& f, const Classified& c, uint3
             leaves = f.leaves_narrowed_stages(find_command_buffer(command_buffer(submits[i], j)));
     if (VkResult r = f.flush(FlushReason::PassThrough, leaves); r < 0) return r;
     record_unended_natively(count, submits);
-    note_passed_signals(d, f, count, submits);
+    note_passed_semaphores(d, f, count, submits);
     return f.submit_passed(count, submits, fence, next);
 }
 

@@ -111,6 +111,7 @@ VkResult flush_signal_holders(DeviceState& d, const QueueState* except) {
 
 void semaphore_destroyed(DeviceState& d, VkSemaphore semaphore) {
     if (!d.fusion) return;
+    d.fusion->awaited().forget(semaphore);
     const FusingQueues queues(d);
     for (size_t i = 0; i < queues.size(); ++i) {
         std::lock_guard lock(queues[i]->locks().queue());

@@ -25,7 +25,9 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -56,6 +58,50 @@ inline void merge_signal(std::vector<SemaphoreValue>& held, SemaphoreValue signa
         }
     held.push_back(signal);
 }
+
+// Timeline waits the driver already has from submissions that passed through (waits fusion
+// could not carry): a batch that takes a signal meeting one goes at once rather than at its
+// deadline, since a queue waits for it on the GPU. Few at a time; one mutex, an atomic count.
+class AwaitedSemaphores {
+public:
+    void waited(const std::vector<SemaphoreValue>& waits) {
+        if (waits.empty()) return;
+        std::lock_guard lock(mutex_);
+        for (const SemaphoreValue& w : waits) {
+            bool known = false;
+            for (SemaphoreValue& a : awaited_)
+                if (a.semaphore == w.semaphore) {
+                    if (w.value < a.value) a.value = w.value;  // the lowest wait is met first
+                    known = true;
+                }
+            if (!known) awaited_.push_back(w);
+        }
+        count_.store(uint32_t(awaited_.size()), std::memory_order_release);
+    }
+    // Whether one of `signals` meets an awaited wait; the waits met are forgotten.
+    bool met_by(const std::vector<SemaphoreValue>& signals) {
+        if (signals.empty() || count_.load(std::memory_order_acquire) == 0) return false;
+        std::lock_guard lock(mutex_);
+        bool met = false;
+        for (const SemaphoreValue& s : signals)
+            for (size_t i = 0; i < awaited_.size();)
+                if (awaited_[i].semaphore == s.semaphore && s.value >= awaited_[i].value) {
+                    awaited_[i] = awaited_.back();
+                    awaited_.pop_back();
+                    met = true;
+                } else {
+                    ++i;
+                }
+        count_.store(uint32_t(awaited_.size()), std::memory_order_release);
+        return met;
+    }
+    void forget(VkSemaphore semaphore) { met_by({{semaphore, UINT64_MAX}}); }
+
+private:
+    std::atomic<uint32_t> count_{0};
+    std::mutex mutex_;
+    std::vector<SemaphoreValue> awaited_;
+};
 
 // --- implementation ---
 
