@@ -95,3 +95,16 @@ TEST(SemaphoreCarry, OneSignalPerSemaphoreAtItsHighestValue) {
     EXPECT_EQ(held[0].value, 5u);
     EXPECT_EQ(held[1].value, 1u);
 }
+
+// Waits the driver already has: a signal that meets one says so once, then it is forgotten.
+TEST(SemaphoreCarry, AwaitedWaitsMetBySignals) {
+    AwaitedSemaphores a;
+    EXPECT_FALSE(a.met_by({{sem(1), 5}}));
+    a.waited({{sem(1), 4}, {sem(2), 9}});
+    a.waited({{sem(1), 3}});  // the lowest wait of a semaphore is met first
+    EXPECT_FALSE(a.met_by({{sem(2), 8}}));
+    EXPECT_TRUE(a.met_by({{sem(1), 3}, {sem(3), 1}}));
+    EXPECT_FALSE(a.met_by({{sem(1), 10}}));
+    a.forget(sem(2));
+    EXPECT_FALSE(a.met_by({{sem(2), 100}}));
+}
