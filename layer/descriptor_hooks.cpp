@@ -2,6 +2,7 @@
 // bound the memory a capture touches (src/capture/resource_registry.h). Each hook calls down
 // first and notes what the driver created; with elision off they only pass through (one branch).
 #include "buffer_uses.h"
+#include "capture/resource_registry.h"
 #include "hooks.h"
 #include "core/object_state.h"
 #include "submit/fusion.h"

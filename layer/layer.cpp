@@ -4,6 +4,7 @@
 #include "hooks.h"
 #include "core/object_state.h"
 #include "memory/readback_buffer_uses.h"
+#include "memory/readback_tracker.h"
 
 #include <iterator>
 #include <string>

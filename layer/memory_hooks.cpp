@@ -2,7 +2,9 @@
 // device's object record (core/object_record.h), which cached readback and barrier elision read;
 // the readback tracker (src/memory/readback_tracker.h) is told what it acts on.
 #include "hooks.h"
+#include "core/object_record.h"
 #include "core/object_state.h"
+#include "memory/readback_tracker.h"
 #include "objects/cached_memory.h"
 #include "submit/fusion.h"
 

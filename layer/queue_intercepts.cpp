@@ -4,6 +4,7 @@
 // one queue at once (FUSION.md rule 4).
 #include "hooks.h"
 #include "core/object_state.h"
+#include "submit/fusion.h"
 
 #include <vector>
 

@@ -5,6 +5,8 @@
 #include "objects/cached_memory.h"
 #include "objects/pooled_fences.h"
 #include "objects/pooled_timelines.h"
+#include "submit/fusion.h"
+#include "waits/queue_idle.h"
 #include "waits/waits.h"
 
 namespace slipstream::hooks {

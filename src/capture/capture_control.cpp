@@ -3,7 +3,9 @@
 #include "capture/barrier_cover.h"
 #include "capture/barrier_narrowing.h"
 #include "capture/footprint_walk.h"
+#include "capture/layout_keeper.h"
 #include "core/log.h"
+#include "submit/flush_policy.h"
 
 namespace slipstream::capture {
 
@@ -124,17 +126,18 @@ const Footprint& footprint_for(const CommandBufferState& cb, Footprint& scratch)
     static const Footprint unknown = Footprint::make_unknown();
     const ResourceRegistry* registry = cb.device->resources.get();
     if (!registry || !cb.narrowable || !cb.capture) return unknown;
-    if (cb.footprint_state.load(std::memory_order_acquire) == 2) return cb.footprint;
+    CommandCapture& c = *cb.capture;
+    if (c.footprint_state.load(std::memory_order_acquire) == 2) return c.footprint;
     const bool trust = cb.device->settings.elide_proof == ElideProof::TrustUnknown;
     uint8_t none = 0;
-    if (cb.footprint_state.compare_exchange_strong(none, 1, std::memory_order_acquire)) {
-        footprint_of(*cb.capture, *registry, cb.descriptor_epoch, trust, cb.footprint);
-        cb.footprint_state.store(2, std::memory_order_release);
-        return cb.footprint;
+    if (c.footprint_state.compare_exchange_strong(none, 1, std::memory_order_acquire)) {
+        footprint_of(c, *registry, cb.descriptor_epoch, trust, c.footprint);
+        c.footprint_state.store(2, std::memory_order_release);
+        return c.footprint;
     }
     // Another queue's flusher is computing it (a command buffer of simultaneous use, fused on
     // two queues at once): computed again here rather than waited for.
-    footprint_of(*cb.capture, *registry, cb.descriptor_epoch, trust, scratch);
+    footprint_of(c, *registry, cb.descriptor_epoch, trust, scratch);
     return scratch;
 }
 

@@ -32,6 +32,8 @@ void CommandCapture::reset(bool release_memory) {
     stop_context_ = nullptr;
     begun_ = ended_ = false;
     usage_ = 0;
+    footprint.set_unknown();
+    footprint_state.store(0, std::memory_order_relaxed);
 }
 
 void CommandCapture::begin(VkCommandBufferLevel level, const VkCommandBufferBeginInfo* info) {

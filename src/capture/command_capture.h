@@ -19,11 +19,13 @@
 #pragma once
 
 #include "capture/capture_arena.h"
+#include "capture/capture_footprint.h"
 #include "command_table.h"
 
 #include <vulkan/vk_layer.h>
 #include <vulkan/vk_layer_dispatch_table.h>
 
+#include <atomic>
 #include <new>
 
 namespace slipstream::capture {
@@ -109,6 +111,13 @@ public:
         tail_ = record;
         ++count_;
     }
+
+    // With barrier elision: the memory the captured commands may touch (footprint_walk.h),
+    // computed the first time a batch of more than one command buffer needs it
+    // (capture::footprint_for). footprint_state: 0 not computed, 1 being computed, 2 ready
+    // (footprint then stays as it is until begin or reset, which no batch can overlap).
+    Footprint footprint = Footprint::make_unknown();
+    std::atomic<uint8_t> footprint_state{0};
 
 private:
     void clear(bool release_memory);

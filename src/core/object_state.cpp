@@ -40,12 +40,6 @@ StatsSnapshot device_snapshot(const DeviceState& d) {
 }
 }  // namespace
 
-void CommandBufferState::release_layouts() {
-    if (!holds_layouts) return;
-    holds_layouts = false;
-    device->layouts.release(layout_epoch);
-}
-
 InstanceState* find_instance(const void* dispatchable) { return instances().find(dispatch_key(dispatchable)); }
 DeviceState* find_device(const void* dispatchable) {
     void* key = dispatch_key(dispatchable);
@@ -76,12 +70,7 @@ void remove_device(VkDevice device) {
     std::unique_ptr<DeviceState> state = devices().erase(dispatch_key(device));
     if (!state) return;
     DeviceState* raw = state.get();
-    if (raw->idle) {
-        for (QueueState* q : raw->queues) {
-            std::lock_guard lock(q->idle.mutex);
-            raw->idle->destroy_own_fences(q->idle);
-        }
-    }
+    destroy_idle_fences(*raw);
     command_buffers().erase_if([raw](const CommandBufferState& cb) { return cb.device == raw; });
     queues().erase_if([raw](const QueueState& q) { return q.device == raw; });
     StatsSnapshot s = device_snapshot(*state);

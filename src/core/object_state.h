@@ -6,23 +6,9 @@
 // of their own, found by handle.
 #pragma once
 
-#include "capture/capture_footprint.h"
-#include "capture/command_capture.h"
-#include "capture/layout_keeper.h"
-#include "capture/resource_registry.h"
 #include "command_table.h"
-#include "core/object_record.h"
-#include "waits/queue_idle.h"
-#include "memory/readback_tracker.h"
-#include "objects/alloc_cache.h"
-#include "objects/fence_pool.h"
-#include "objects/timeline_pool.h"
-#include "objects/zero_fill.h"
 #include "core/settings.h"
-#include "waits/spin_wait.h"
 #include "core/stats.h"
-#include "submit/fusion.h"
-#include "submit/queue_fusion.h"
 
 #include <vulkan/vk_layer.h>
 #include <vulkan/vk_layer_dispatch_table.h>
@@ -37,6 +23,32 @@
 
 namespace slipstream {
 
+// The features' objects the state holds. This floor sees only the ground: it names them, and
+// src/engine/state_lifetime.cpp, which sees every feature, makes and frees them (the
+// constructors and destructors below are defined there).
+class AdaptiveSpinBudget;
+class IdleTracker;
+class ObjectRecord;
+class ReadbackTracker;
+struct QueueIdle;
+struct DeviceParts;
+namespace capture {
+class CommandCapture;
+class LayoutKeeper;
+class ResourceRegistry;
+}  // namespace capture
+namespace objects {
+class AllocCache;
+class FencePool;
+struct GpuZero;
+class TimelinePool;
+}  // namespace objects
+namespace submit {
+class DeviceFusion;
+class LatencyFamilies;
+class QueueFusion;
+}  // namespace submit
+
 inline void* dispatch_key(const void* handle) { return *static_cast<void* const*>(handle); }
 
 struct InstanceState {
@@ -49,15 +61,24 @@ struct InstanceState {
 struct DeviceState;
 
 struct QueueState {
+private:
+    std::unique_ptr<QueueIdle> idle_;  // first made, last freed: `idle` names it
+
+public:
     VkQueue queue = VK_NULL_HANDLE;
     DeviceState* device = nullptr;
     uint32_t family = 0;
     uint32_t index = 0;
     VkQueueFlags flags = 0;
-    QueueIdle idle;  // guarded by its own mutex
+    QueueIdle& idle;  // guarded by its own mutex; made with the queue, one pointer away
     // The open batch and batches in flight, while the device fuses (set once, at the first
     // vkGetDeviceQueue of this queue); its mutex is the queue's lock then.
     std::unique_ptr<submit::QueueFusion> fusion;
+
+    QueueState();
+    ~QueueState();
+    QueueState(const QueueState&) = delete;
+    QueueState& operator=(const QueueState&) = delete;
 };
 
 // What a command buffer holds. Written only by the thread recording it (command buffers are
@@ -87,13 +108,8 @@ struct CommandBufferState {
     bool opens_ordered = false;
     // Its commands all work in the stages barrier narrowing assumes (capture/barrier_narrowing.h).
     bool narrowable = false;
-    // With barrier elision: the memory its capture may touch (capture/footprint_walk.h),
-    // computed the first time a batch of more than one command buffer needs it
-    // (capture::footprint_for), and the device's descriptor update epoch when it began.
-    // footprint_state: 0 not computed, 1 being computed, 2 ready (footprint then stays as it
-    // is until the command buffer is reset or begun again, which no batch can overlap).
-    mutable capture::Footprint footprint = capture::Footprint::make_unknown();
-    mutable std::atomic<uint8_t> footprint_state{0};
+    // With barrier elision: the device's descriptor update epoch when it began (its
+    // capture's footprint, capture::footprint_for, sees the sets as they were then).
     uint64_t descriptor_epoch = 0;
     // Counted live in the device's LayoutKeeper (lazy captures, and those made native
     // mid-recording, until reset, re-begun or freed).
@@ -106,10 +122,10 @@ struct CommandBufferState {
     // that nothing more reaches the driver's command buffer, which never began.
     VkResult native_error = VK_SUCCESS;
 
-    CommandBufferState() = default;
+    CommandBufferState();
     CommandBufferState(const CommandBufferState&) = delete;
     CommandBufferState& operator=(const CommandBufferState&) = delete;
-    ~CommandBufferState() { release_layouts(); }
+    ~CommandBufferState();  // releases its layouts
 
     void record(CommandId id) {
         const CommandInfo& info = kCommandInfo[int(id)];
@@ -129,24 +145,19 @@ struct CommandBufferState {
         stages |= secondary.stages;
         for (int k = 0; k < kCommandKindCount; ++k) command_counts[k] += secondary.command_counts[k];
     }
-    void reset(bool release_memory = false) {
-        kinds = 0;
-        stages = 0;
-        for (uint32_t& c : command_counts) c = 0;
-        if (capture) capture->reset(release_memory);
-        lazy = false;
-        opens_ordered = false;
-        narrowable = false;
-        footprint.set_unknown();
-        footprint_state.store(0, std::memory_order_relaxed);
-        native_error = VK_SUCCESS;
-        release_layouts();
-    }
-    // No capture of this command buffer can be replayed any more (object_state.cpp).
+    // vkBeginCommandBuffer, vkResetCommandBuffer or a pool reset: forgets what it recorded.
+    void reset(bool release_memory = false);
+    // No capture of this command buffer can be replayed any more.
     void release_layouts();
 };
 
 struct DeviceState {
+private:
+    // What fence_spin, semaphore_spin, idle_spin, latency_families and layouts name: first
+    // made, last freed.
+    std::unique_ptr<DeviceParts> parts_;
+
+public:
     VkDevice device = VK_NULL_HANDLE;
     VkPhysicalDevice physical_device = VK_NULL_HANDLE;
     // False for a device made of a device group of several physical devices: device masks
@@ -170,7 +181,10 @@ struct DeviceState {
     // Nonzero while cached readback holds buffer binds back or follows buffers in moved memory
     // (readback_deferral.h): buffer-naming commands then ask it first. One branch otherwise.
     std::atomic<uint32_t> buffer_watch{0};
-    AdaptiveSpinBudget fence_spin, semaphore_spin, idle_spin;  // one per kind of wait site
+    // One per kind of wait site (waits/waits.h). Made with the device, one pointer away.
+    AdaptiveSpinBudget& fence_spin;
+    AdaptiveSpinBudget& semaphore_spin;
+    AdaptiveSpinBudget& idle_spin;
     // Fences kept for reuse (VK_SLIPSTREAM_OBJECT_POOL; null when off): objects/fence_pool.h.
     std::unique_ptr<objects::FencePool> fence_pool;
     // Plain allocations kept for reuse (VK_SLIPSTREAM_ALLOC_CACHE; null when off):
@@ -201,7 +215,7 @@ struct DeviceState {
     // Queue families whose latest fusable submission found its queue in latency mode with
     // nothing of ours running (LAZY_RECORD=auto records their command buffers into the driver
     // at vkEndCommandBuffer).
-    submit::LatencyFamilies latency_families;
+    submit::LatencyFamilies& latency_families;
     // What barrier elision knows of buffers, images, descriptor sets and pipelines (while
     // VK_SLIPSTREAM_ELIDE_BARRIERS is on with fusion and its barrier; null otherwise).
     std::unique_ptr<capture::ResourceRegistry> resources;
@@ -215,7 +229,7 @@ struct DeviceState {
     // Pipeline layouts, descriptor set layouts and update templates: their destroys counted
     // (a capture begun before one of them went may name it) and, while lazy captures may
     // still be replayed with them, put off.
-    capture::LayoutKeeper layouts;
+    capture::LayoutKeeper& layouts;
 
     struct CommandPoolInfo {
         VkCommandPoolCreateFlags flags = 0;
@@ -232,6 +246,11 @@ struct DeviceState {
     static constexpr size_t kFusingFast = 8;
     std::atomic<submit::QueueFusion*> fusing_fast[kFusingFast] = {};
     std::atomic<uint32_t> fusing_fast_count{0};
+
+    DeviceState();
+    ~DeviceState();
+    DeviceState(const DeviceState&) = delete;
+    DeviceState& operator=(const DeviceState&) = delete;
 };
 
 // Notes a device loss in `result` (of any driver call Slipstream made or passed on); returns it.
@@ -264,6 +283,10 @@ void remove_command_pool(DeviceState& device, VkCommandPool pool);
 void reset_command_pool(DeviceState& device, VkCommandPool pool, bool release_memory = false);
 // Whether a command buffer of `pool` is in a batch of fusion's not yet replayed.
 bool pool_has_batched(DeviceState& device, VkCommandPool pool);
+
+// Destroys the fences of the layer's that idle tracking holds for the device's queues (at
+// vkDestroyDevice, before their state goes). Defined with the constructors.
+void destroy_idle_fences(DeviceState& device);
 
 // Reports statistics for devices still alive when the process exits.
 void report_live_devices_at_exit();

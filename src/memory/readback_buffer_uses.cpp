@@ -8,6 +8,7 @@
 #include "core/object_state.h"
 #include "memory/readback_deferral.h"
 #include "memory/readback_evidence.h"
+#include "memory/readback_tracker.h"
 
 #include <algorithm>
 #include <iterator>

@@ -1,6 +1,7 @@
 #include "memory/readback_deferral.h"
 
 #include "core/log.h"
+#include "core/object_record.h"
 #include "core/object_state.h"
 #include "memory/readback_policy.h"
 

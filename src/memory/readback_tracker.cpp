@@ -1,6 +1,7 @@
 #include "memory/readback_tracker.h"
 
 #include "core/log.h"
+#include "core/object_record.h"
 #include "core/object_state.h"
 #include "memory/readback_policy.h"
 #include "objects/cached_memory.h"

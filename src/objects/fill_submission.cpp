@@ -2,6 +2,7 @@
 // owed a zero fill (zero_fill.h) is filled by a submission of ours ahead of the application's.
 #include "objects/cached_memory.h"
 #include "objects/zero_fill.h"
+#include "submit/queue_fusion.h"
 
 #include <memory>
 #include <mutex>

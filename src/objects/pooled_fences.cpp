@@ -2,6 +2,7 @@
 
 #include "objects/fence_pool.h"
 #include "submit/fusion.h"
+#include "waits/queue_idle.h"
 #include "waits/waits.h"
 
 namespace slipstream::objects {

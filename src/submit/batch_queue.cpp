@@ -1,6 +1,8 @@
 #include "submit/batch_queue.h"
 
+#include "capture/command_capture.h"
 #include "core/object_state.h"
+#include "submit/device_fusion.h"
 
 namespace slipstream::submit {
 

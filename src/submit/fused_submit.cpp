@@ -3,6 +3,7 @@
 #include "submit/fusion.h"
 
 #include "capture/capture_control.h"
+#include "capture/layout_keeper.h"
 #include "core/log.h"
 #include "core/object_state.h"
 #include "submit/queue_fusion.h"

@@ -4,6 +4,7 @@
 #include "core/object_state.h"
 #include "submit/fusing_queues.h"
 #include "submit/queue_fusion.h"
+#include "waits/queue_idle.h"
 
 #include <memory>
 

@@ -3,6 +3,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/object_state.h"
+#include "submit/device_fusion.h"
 #include "submit/timeline_signal.h"
 #include "waits/queue_idle.h"
 

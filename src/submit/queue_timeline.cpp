@@ -2,6 +2,7 @@
 
 #include "core/clock.h"
 #include "core/object_state.h"
+#include "submit/device_fusion.h"
 #include "submit/timeline_signal.h"
 #include "waits/queue_idle.h"
 

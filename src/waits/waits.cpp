@@ -1,6 +1,11 @@
 #include "waits/waits.h"
 
+#include "core/clock.h"
+#include "submit/device_fusion.h"
+#include "submit/fusion.h"
 #include "submit/queue_fusion.h"
+#include "waits/queue_idle.h"
+#include "waits/spin_wait.h"
 
 #include <algorithm>
 
