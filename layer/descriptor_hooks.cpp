@@ -4,7 +4,7 @@
 #include "buffer_uses.h"
 #include "capture/resource_registry.h"
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
 #include "submit/fusion.h"
 
 namespace slipstream::hooks {

@@ -1,13 +1,13 @@
-// The constructors and destructors of the state's structs (core/object_state.h), and the
+// The constructors and destructors of the state's structs (state/object_state.h), and the
 // rest of what makes or frees the features' objects they hold. The state sees only the ground
 // and names those objects by declaration; this file, on the floor above every feature, sees
 // them whole.
-#include "core/object_state.h"
+#include "state/object_state.h"
 
 #include "capture/command_capture.h"
 #include "capture/layout_keeper.h"
 #include "capture/resource_registry.h"
-#include "core/object_record.h"
+#include "state/object_record.h"
 #include "memory/readback_tracker.h"
 #include "objects/alloc_cache.h"
 #include "objects/fence_pool.h"
@@ -16,8 +16,8 @@
 #include "submit/device_fusion.h"
 #include "submit/flush_policy.h"
 #include "submit/queue_fusion.h"
-#include "waits/queue_idle.h"
-#include "waits/spin_wait.h"
+#include "idle/queue_idle.h"
+#include "idle/spin_wait.h"
 
 namespace slipstream {
 
