@@ -1,6 +1,6 @@
 // Buffers, images, memory requirements, allocation and binding. Each event goes once into the
 // device's object record (state/object_record.h), which cached readback and barrier elision read;
-// the readback tracker (src/memory/readback_tracker.h) is told what it acts on.
+// the readback tracker (src/memory/memory/readback_tracker.h) is told what it acts on.
 #include "hooks.h"
 #include "state/object_record.h"
 #include "state/object_state.h"

@@ -1,7 +1,7 @@
 // The hand-written resolvers (layer/hooks.txt lists them, as "resolvers", for the generator): the
 // commands whose use of a buffer tells host-read staging from memory the GPU reads. A transfer
 // WRITE into a buffer, with no read of the same memory in the command, moves its undecided
-// memory (src/memory/readback_deferral.h); everything else keeps it.
+// memory (src/memory/memory/readback_deferral.h); everything else keeps it.
 #include "memory/readback_buffer_uses.h"
 
 #include "buffer_uses.h"

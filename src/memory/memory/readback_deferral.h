@@ -1,5 +1,5 @@
 // Cached readback by evidence from use: binds of buffers into candidate memory wait until the
-// first use that reveals what the memory is for (src/memory/readback_evidence.h has the rule).
+// first use that reveals what the memory is for (src/memory/memory/readback_evidence.h has the rule).
 //
 // A candidate is a plain allocation (no pNext) of an uncached host-visible type for which a
 // cached coherent type is a safe target (ReadbackTracker::safe_targets), and that the
@@ -57,7 +57,7 @@ public:
     VkDeviceMemory map_target(VkDeviceMemory memory);
     VkDeviceMemory host_access_target(VkDeviceMemory memory);
 
-    // Uses of buffers and memory by commands (src/memory/readback_buffer_uses.cpp and the generated
+    // Uses of buffers and memory by commands (src/memory/memory/readback_buffer_uses.cpp and the generated
     // resolvers): a transfer write into `buffer` moves its undecided memory; every other use
     // keeps it. A read of a buffer in moved memory is the safety net's business.
     enum class Use : uint8_t {

@@ -1,5 +1,5 @@
 // Evidence from USE: which uncached host-visible allocations are host-read staging, decided
-// at the first use of their buffers that reveals it (src/memory/readback_deferral.h does the driver
+// at the first use of their buffers that reveals it (src/memory/memory/readback_deferral.h does the driver
 // side). Plain functions and a plain class over plain data: unit tests drive them without a
 // driver (tests/unit/readback_evidence_test.cpp).
 //
