@@ -3,8 +3,9 @@
 // before the driver sees them, and the hooks of descriptor update templates whose opaque data
 // those resolvers read (layer/hooks.txt).
 #include "buffer_uses.h"
+#include "state/object_record.h"
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
 
 #include <vector>
 

@@ -3,10 +3,10 @@
 // then calls down. The wrappers are generated from vk.xml; vkCmdExecuteCommands is hooked by
 // hand (layer/hooks.txt).
 #include "buffer_uses.h"
-#include "capture/capture_control.h"
+#include "submit/capture_control.h"
 #include "capture_commands.h"
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
 
 #include <vector>
 

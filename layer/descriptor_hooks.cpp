@@ -1,9 +1,10 @@
 // Views, descriptor sets, shader modules and compute pipelines: what barrier elision needs to
-// bound the memory a capture touches (src/capture/resource_registry.h). Each hook calls down
+// bound the memory a capture touches (src/capture/capture/resource_registry.h). Each hook calls down
 // first and notes what the driver created; with elision off they only pass through (one branch).
 #include "buffer_uses.h"
+#include "capture/resource_registry.h"
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
 #include "submit/fusion.h"
 
 namespace slipstream::hooks {

@@ -1,12 +1,14 @@
 // Device, queue and command-buffer lifetime: keeps the layer state in step with the
 // application's objects on every create, reset and destroy path.
-#include "capture/capture_control.h"
+#include "submit/capture_control.h"
+#include "capture/resource_registry.h"
 #include "hooks.h"
 #include "core/log.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
 #include "objects/cached_memory.h"
 #include "objects/pooled_fences.h"
 #include "objects/pooled_timelines.h"
+#include "submit/fusion.h"
 
 namespace slipstream::hooks {
 

@@ -1,11 +1,20 @@
 // Instance and device creation: walk the loader's layer chain, build dispatch tables, and
 // create the layer state that every later call finds.
 #include "build_info.h"
+#include "capture/resource_registry.h"
+#include "state/object_record.h"
 #include "hooks.h"
 #include "core/dispatch.h"
 #include "core/log.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
+#include "memory/readback_tracker.h"
+#include "objects/alloc_cache.h"
+#include "objects/fence_pool.h"
+#include "objects/timeline_pool.h"
+#include "objects/zero_fill.h"
+#include "submit/fusion.h"
 #include "submit/timeline_feature.h"
+#include "idle/queue_idle.h"
 
 #include <algorithm>
 #include <cstring>

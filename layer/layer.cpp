@@ -1,9 +1,10 @@
 // The loader-facing entry points: interface negotiation and the two vkGet*ProcAddr that hand
 // out Slipstream's intercepts and pass everything else down the chain.
-#include "capture/capture_control.h"
+#include "submit/capture_control.h"
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
 #include "memory/readback_buffer_uses.h"
+#include "memory/readback_tracker.h"
 
 #include <iterator>
 #include <string>

@@ -1,8 +1,10 @@
 // Buffers, images, memory requirements, allocation and binding. Each event goes once into the
-// device's object record (core/object_record.h), which cached readback and barrier elision read;
-// the readback tracker (src/memory/readback_tracker.h) is told what it acts on.
+// device's object record (state/object_record.h), which cached readback and barrier elision read;
+// the readback tracker (src/memory/memory/readback_tracker.h) is told what it acts on.
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_record.h"
+#include "state/object_state.h"
+#include "memory/readback_tracker.h"
 #include "objects/cached_memory.h"
 #include "submit/fusion.h"
 

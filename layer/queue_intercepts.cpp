@@ -3,7 +3,8 @@
 // fusion lock, its open batch flushed, so the flusher thread and the application never use
 // one queue at once (FUSION.md rule 4).
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
+#include "submit/fusion.h"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
 // Semaphore creation, destruction, host signals, counter reads, imports and exports: what the
-// timeline semaphore pool (src/objects/timeline_pool.h) serves, keeps and translates.
+// timeline semaphore pool (src/objects/objects/timeline_pool.h) serves, keeps and translates.
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
 #include "objects/pooled_timelines.h"
 #include "submit/fusion.h"
 #include "waits/waits.h"

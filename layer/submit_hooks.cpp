@@ -1,10 +1,12 @@
 // Submissions, waits, and the fence and queue calls that tell Slipstream when work completes.
-#include "capture/capture_control.h"
+#include "submit/capture_control.h"
 #include "hooks.h"
-#include "core/object_state.h"
+#include "state/object_state.h"
 #include "objects/cached_memory.h"
 #include "objects/pooled_fences.h"
 #include "objects/pooled_timelines.h"
+#include "submit/fusion.h"
+#include "idle/queue_idle.h"
 #include "waits/waits.h"
 
 namespace slipstream::hooks {

@@ -1,7 +1,7 @@
 // elide_barriers: barrier elision between fused command buffers (VK_SLIPSTREAM_ELIDE_BARRIERS).
 // Fusion puts a barrier in front of every command buffer it fuses; elision leaves it out only
 // where the layer proves that the command buffers since the last barrier cannot touch the same
-// memory (src/capture/barrier_elision.h). Every kernel reads one buffer and writes another;
+// memory (src/capture/capture/barrier_elision.h). Every kernel reads one buffer and writes another;
 // each scenario is checked against a CPU reference; one checksum over all of them.
 //
 //   disjoint           valid Vulkan: 64 independent kernels, one command buffer and

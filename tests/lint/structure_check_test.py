@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tools/lint/structure_check.py on small made-up trees: each rule fails when it should and only
 then, the brace scan is not fooled by braces in comments, strings or initializer lists, and
-the allow-list fails when an item grows or stops offending."""
+the allow-list fails when an item grows or stops offending, and an include up the floors
+fails."""
 import os
 import sys
 import tempfile
@@ -109,7 +110,8 @@ class FunctionScan(unittest.TestCase):
 
 class Rules(unittest.TestCase):
     def test_a_clean_tree_passes(self):
-        with Tree({"src/core/a.cpp": body(60), "docs/X.md": "", "src/core/b.h": "// X.md rule 1\n"}) as t:
+        with Tree({"src/ground/core/a.cpp": body(60), "docs/X.md": "",
+                   "src/ground/core/b.h": "// X.md rule 1\n"}) as t:
             self.assertEqual(t.failures(), [])
 
     def test_long_function_fails(self):
@@ -118,55 +120,88 @@ class Rules(unittest.TestCase):
             self.assertIn("layer/a.cpp:1: f has 61 lines", t.failures()[0])
 
     def test_long_file_fails(self):
-        with Tree({"src/core/a.h": "int x;\n" * 401, "src/core/b.h": "int x;\n" * 400}) as t:
-            self.assertEqual(t.failures(), ["src/core/a.h: 401 lines (at most 400)"])
+        with Tree({"src/ground/core/a.h": "int x;\n" * 401, "src/ground/core/b.h": "int x;\n" * 400}) as t:
+            self.assertEqual(t.failures(), ["src/ground/core/a.h: 401 lines (at most 400)"])
 
     def test_files_outside_src_and_layer_are_not_measured(self):
         with Tree({"tests/a.cpp": body(100), "build/generated/b.cpp": body(100)}) as t:
             self.assertEqual(t.failures(), [])
 
-    def test_citations_resolve_beside_at_the_root_in_docs_or_src(self):
-        files = {"docs/FUSION.md": "", "README.md": "", "src/capture/narrowing.md": "",
-                 "src/capture/a.cpp": "// FUSION.md rule 10, README.md, narrowing.md\n",
-                 "src/submit/b.cpp": "// capture/narrowing.md; src/capture/narrowing.md\n",
+    def test_citations_resolve_beside_at_the_root_in_docs_or_a_floor(self):
+        files = {"docs/FUSION.md": "", "README.md": "", "src/capture/capture/narrowing.md": "",
+                 "src/capture/capture/a.cpp": "// FUSION.md rule 10, README.md, narrowing.md\n",
+                 "src/submit/submit/b.cpp": "// capture/narrowing.md; src/capture/capture/narrowing.md\n",
                  "tools/c.py": "# docs/FUSION.md\nx = '# MISSING.md in a string'\n"}
         with Tree(files) as t:
             self.assertEqual(t.failures(), [])
 
     def test_a_missing_citation_fails(self):
-        files = {"src/capture/narrowing.md": "",
-                 "src/submit/b.cpp": 'const char* s = "GONE.md";\n/* see\n   narrowing.md */\n',
+        files = {"src/capture/capture/narrowing.md": "",
+                 "src/submit/submit/b.cpp": 'const char* s = "GONE.md";\n/* see\n   narrowing.md */\n',
                  "tests/c.py": "x = 1  # docs/NOWHERE.md\n"}
         with Tree(files) as t:
             self.assertEqual(t.failures(), [
-                "src/submit/b.cpp:3: cites narrowing.md, which is not in the repository",
+                "src/submit/submit/b.cpp:3: cites narrowing.md, which is not in the repository",
                 "tests/c.py:1: cites docs/NOWHERE.md, which is not in the repository"])
 
-    def test_upward_includes_are_reported_not_failed(self):
-        files = {"src/core/a.h": '#include "submit/fusion.h"\n#include "core/log.h"\n',
-                 "src/memory/b.h": '#include "core/log.h"\n#include "objects/x.h"\n'}
+    def test_includes_down_and_across_folders_of_lower_floors_pass(self):
+        files = {"src/submit/submit/a.cpp": '#include "submit/a.h"\n#include "capture/c.h"\n'
+                                            '#include "idle/i.h"\n#include "core/log.h"\n'
+                                            '#include "command_table.h"\n',
+                 "src/engine/e.cpp": '#include "memory/m.h"\n#include "state/object_state.h"\n',
+                 "layer/l.cpp": '#include "memory/m.h"\n#include "hooks.h"\n'}
         with Tree(files) as t:
-            failures, _, report = t.check()
-            self.assertEqual(failures, [])
-            self.assertEqual(report, ["src/core/a.h: includes submit/fusion.h, a higher floor"])
+            self.assertEqual(t.failures(), [])
+
+    def test_includes_up_or_across_fail(self):
+        files = {"src/ground/core/a.h": '#include "state/object_state.h"\n#include "core/log.h"\n',
+                 "src/capture/capture/b.h": '#include "idle/queue_idle.h"\n',
+                 "src/memory/memory/c.cpp": '#include "layer/hooks.h"\n#include "objects/x.h"\n'}
+        with Tree(files) as t:
+            self.assertEqual(t.failures(), [
+                "src/capture/capture/b.h: includes idle/queue_idle.h, of floor idle, which floor "
+                "capture does not link",
+                "src/ground/core/a.h: includes state/object_state.h, of floor state, which floor "
+                "ground does not link",
+                "src/memory/memory/c.cpp: includes layer/hooks.h: src/ never includes layer/"])
+
+    def test_a_file_outside_the_floors_fails(self):
+        with Tree({"src/core/a.cpp": "", "src/b.h": ""}) as t:
+            self.assertEqual(t.failures(), ["src/b.h: in no floor of src/ (structure_check.py FLOORS)",
+                                            "src/core/a.cpp: in no floor of src/ (structure_check.py FLOORS)"])
+
+    def test_floor_offences_cannot_be_listed(self):
+        with Tree({"src/ground/core/a.h": '#include "submit/fusion.h"\n'},
+                  "src/ground/core/a.h 0\n") as t:
+            self.assertEqual(len(t.failures()), 2)
+
+    def test_cmake_floors_must_match(self):
+        cmake = ("# slipstream_floor(x BELOW y)\n" + "".join(
+            f"slipstream_floor({name}\n  {name}/{name}/a.cpp\n" + (f"  BELOW {' '.join(below)})\n" if below else ")\n")
+            for name, folders, below in sc.FLOORS if folders))
+        with Tree({"src/CMakeLists.txt": cmake}) as t:
+            self.assertEqual(t.failures(), [])
+        with Tree({"src/CMakeLists.txt": cmake.replace("BELOW capture idle)", "BELOW capture)")}) as t:
+            self.assertEqual(t.failures(), ["src/CMakeLists.txt: floor submit links ('capture',); "
+                                            "structure_check.py FLOORS says ('capture', 'idle')"])
 
 
 class AllowList(unittest.TestCase):
-    FILES = {"src/submit/a.cpp": body(70), "src/waits/b.h": "// GONE.md\n"}
+    FILES = {"src/submit/submit/a.cpp": body(70), "src/waits/waits/b.h": "// GONE.md\n"}
 
     def test_listed_offenders_pass(self):
-        with Tree(self.FILES, "src/submit/a.cpp:f 70  # being split\nsrc/waits/b.h cites GONE.md\n") as t:
+        with Tree(self.FILES, "src/submit/submit/a.cpp:f 70  # being split\nsrc/waits/waits/b.h cites GONE.md\n") as t:
             self.assertEqual(t.failures(), [])
 
     def test_a_listed_offender_may_not_grow(self):
-        with Tree(self.FILES, "src/submit/a.cpp:f 69\nsrc/waits/b.h cites GONE.md\n") as t:
+        with Tree(self.FILES, "src/submit/submit/a.cpp:f 69\nsrc/waits/waits/b.h cites GONE.md\n") as t:
             self.assertEqual(len(t.failures()), 1)
             self.assertIn("grew past the 69", t.failures()[0])
 
     def test_a_listed_item_that_no_longer_offends_fails(self):
-        with Tree(self.FILES, "src/submit/a.cpp:f 70\nsrc/waits/b.h cites GONE.md\n"
-                              "src/core/fixed.cpp 450\n") as t:
-            self.assertEqual(t.failures(), ["src/core/fixed.cpp: listed in structure_todo.txt but "
+        with Tree(self.FILES, "src/submit/submit/a.cpp:f 70\nsrc/waits/waits/b.h cites GONE.md\n"
+                              "src/ground/core/fixed.cpp 450\n") as t:
+            self.assertEqual(t.failures(), ["src/ground/core/fixed.cpp: listed in structure_todo.txt but "
                                             "no longer an offender: take it off the list"])
 
     def test_a_malformed_line_is_an_error(self):

@@ -1,5 +1,5 @@
 // readback_app: reads GPU results back on the host the way unmodified applications do, so that
-// tests can check where the Slipstream layer puts that memory (src/memory/readback_tracker.h) on every
+// tests can check where the Slipstream layer puts that memory (src/memory/memory/readback_tracker.h) on every
 // memory layout the test layer VK_LAYER_SLIPSTREAM_test_memory_layout can present.
 //
 //   readback_app [--scenarios a,b,...]     default: all, in the order below

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks where cached readback (src/memory/readback_tracker.h) really puts host-read memory.
+"""Checks where cached readback (src/memory/memory/readback_tracker.h) really puts host-read memory.
 
     readback_test.py --build-dir B --app PATH [--jobs N] [--extra-env VAR=VALUE ...]
 

@@ -3,7 +3,7 @@
 manifests' "features" section (for the Vulkan Configurator), with the default the code uses, and
 every setting those name is one the layer reads.
 
-The code's own table comes from `slipstream-info --settings-json` (src/core/settings.cpp)."""
+The code's own table comes from `slipstream-info --settings-json` (src/ground/core/settings.cpp)."""
 import argparse
 import json
 import os

@@ -1,6 +1,6 @@
 // When command buffers are captured, and what stops a device from fusing: a vkCmd* handed to
 // the application that Slipstream does not intercept.
-#include "capture/capture_control.h"
+#include "submit/capture_control.h"
 #include "capture_commands.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Barrier narrowing of event commands (capture/barrier_narrowing.h,
-// src/capture/narrowing.md case 7): the source rule over every stage bit, and real captures
+// src/capture/capture/narrowing.md case 7): the source rule over every stage bit, and real captures
 // replayed as one batch through a recording dispatch table, both
 // synchronization versions: which sets and waits are narrowed, and that a set
 // and the waits that pair with it are always transformed alike.

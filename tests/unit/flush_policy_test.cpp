@@ -1,4 +1,4 @@
-// The flush rules of fusion (src/submit/flush_policy.h), without a driver.
+// The flush rules of fusion (src/submit/submit/flush_policy.h), without a driver.
 #include "submit/flush_policy.h"
 #include "core/stats.h"
 

@@ -1,4 +1,4 @@
-// The fusion trace's file (src/submit/fuse_trace.h): written whole, or an error that says why.
+// The fusion trace's file (src/submit/submit/fuse_trace.h): written whole, or an error that says why.
 #include "submit/fuse_trace.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The device's one record of buffers, images, imports and update templates (core/object_record.h).
-#include "core/object_record.h"
+// The device's one record of buffers, images, imports and update templates (state/object_record.h).
+#include "state/object_record.h"
 
 #include <gtest/gtest.h>
 

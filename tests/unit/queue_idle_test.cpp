@@ -1,6 +1,6 @@
 // IdleTracker against a test double of the driver's fence calls: the interleavings of several
 // threads that a real driver cannot be made to produce on demand, replayed step by step.
-#include "waits/queue_idle.h"
+#include "idle/queue_idle.h"
 
 #include <gtest/gtest.h>
 

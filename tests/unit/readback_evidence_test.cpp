@@ -1,4 +1,4 @@
-// The pure rules of cached readback's evidence from use (src/memory/readback_evidence.h), and the
+// The pure rules of cached readback's evidence from use (src/memory/memory/readback_evidence.h), and the
 // generated list of commands they rest on (buffer_uses.h).
 #include "buffer_uses.h"
 #include "memory/readback_buffer_uses.h"

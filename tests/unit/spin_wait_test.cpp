@@ -1,4 +1,4 @@
-#include "waits/spin_wait.h"
+#include "idle/spin_wait.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 VkDeviceMemory, and the code that makes each of them resolve deferred binds first.
 
 Cached readback defers the binds of buffers into memory whose use is not known yet
-(src/memory/readback_deferral.h). Before any command that can name such a buffer (or its memory)
+(src/memory/memory/readback_deferral.h). Before any command that can name such a buffer (or its memory)
 reaches the driver, the deferral must decide where the buffer lives and bind it; otherwise the
 driver would see an unbound buffer. vk_registry.py finds every such command in the registry
 (Registry.buffer_uses): a parameter of type VkBuffer or VkDeviceMemory, an array of them, or a

@@ -53,7 +53,7 @@ DEFERRED = {
 # Each one reachable from a capturable command needs a rule here: "always" (valid whenever
 # the structure is), "never" (not copied: the copy holds null), or a C++ condition over the
 # owning structure ({s} stands for "owner." or, for a command parameter, nothing); the
-# predicates live in src/capture/capture_rules.h.
+# predicates live in src/capture/capture/capture_rules.h.
 MEMBER_RULES = {
     ("vkCmdClearColorImage", "pColor"): "always",
     ("VkWriteDescriptorSet", "pImageInfo"): "descriptor_uses_image_info({s}descriptorType)",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The manifest's "features" section (layer manifest file format 1.2.0), from the layer's own
-table of settings (src/core/settings.cpp, setting_specs), so that the Vulkan Configurator can
+table of settings (src/ground/core/settings.cpp, setting_specs), so that the Vulkan Configurator can
 show and edit every setting: key, label, description, type, default, allowed values.
 
 Usage: gen_manifest_settings.py SETTINGS_CPP OUT_JSON_FRAGMENT

@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 DEVICE_HANDLES = {"VkDevice", "VkQueue", "VkCommandBuffer"}
 INSTANCE_HANDLES = {"VkInstance", "VkPhysicalDevice"}
 
-# Cached readback defers the binds of buffers (src/memory/readback_deferral.h): every command
+# Cached readback defers the binds of buffers (src/memory/memory/readback_deferral.h): every command
 # that can name one of these handles must let the deferral resolve first.
 BUFFER_HANDLES = {"VkBuffer", "VkDeviceMemory"}
 # Commands whose buffers hide in opaque data that only a descriptor update template describes:

@@ -20,15 +20,19 @@ Checks, over the hand-written C++ (*.h, *.hpp, *.inl, *.c, *.cpp) under src/ and
                    repository. Comments of all C++ sources and of the Python files under
                    tools/ and tests/ are read. A citation resolves when the file exists
                    relative to, in this order: the citing file's folder, the repository's
-                   root, docs/, src/ (the engine's include root: `capture/narrowing.md` from
-                   anywhere). Nothing else: a bare `narrowing.md` cited from src/submit/ does
-                   not find src/capture/narrowing.md.
-  upward includes  (reported, not failing yet) an `#include "floor/..."` in src/ that names a
-                   floor above the including file's, in the order core, capture, submit, waits,
-                   objects, memory (layer/ is above all of them; src/ never includes layer/).
+                   root, docs/, src/, each floor's folder of src/ (its include root:
+                   `capture/narrowing.md` from anywhere). Nothing else: a bare `narrowing.md`
+                   cited from src/submit/submit/ does not find src/capture/capture/narrowing.md.
+  floors           a C++ file in src/ lies in a floor of FLOORS (src/FLOOR/...), and each
+                   `#include "folder/..."` of it names a folder of its own floor or of a floor
+                   below (FLOORS: those it links, and theirs); src/ never includes layer/.
+                   Includes without a folder (the generated headers) belong to the ground.
+                   src/CMakeLists.txt declares the same floors over the same floors
+                   (slipstream_floor(NAME ... BELOW ...)), so the build, where a header of a
+                   floor above is not found, and this check agree.
 
 Known offenders that other work is removing are listed in tools/lint/structure_todo.txt (its
-header gives the format). A listed item passes while it is no larger than the size listed;
+header gives the format; a floor offence cannot be listed). A listed item passes while it is no larger than the size listed;
 the check fails when it grows past that, and when it no longer offends, so the list only
 shrinks. Exit status 0 when nothing fails.
 """
@@ -43,8 +47,21 @@ CODE_DIRS = ("src", "layer")
 CPP_SUFFIXES = (".h", ".hpp", ".inl", ".c", ".cpp")
 CITING_DIRS = ("tools", "tests")  # read for citations only
 SKIP_DIRS = {"build", ".git", "__pycache__"}
-FLOORS = ("core", "capture", "submit", "waits", "objects", "memory")
-CITATION_ROOTS = ("", "docs", "src")
+# The floors of src/, bottom to top (docs/ARCHITECTURE.md, section 1): each a folder of src/
+# (its include root and CMake target slipstream_FLOOR), the folders of headers in it, and the
+# floors it links. layer/ is above them all.
+FLOORS = (
+    ("ground", ("core",), ()),
+    ("state", ("state",), ("ground",)),
+    ("capture", ("capture",), ("state",)),
+    ("idle", ("idle",), ("state",)),
+    ("submit", ("submit",), ("capture", "idle")),
+    ("waits", ("waits",), ("submit",)),
+    ("objects", ("objects",), ("waits",)),
+    ("memory", ("memory",), ("objects",)),
+    ("engine", (), ("memory",)),
+)
+CITATION_ROOTS = ("", "docs", "src") + tuple(f"src/{floor}" for floor, _, _ in FLOORS)
 
 
 # --- reading C++ ------------------------------------------------------------------------------
@@ -289,26 +306,66 @@ def broken_citations(root, rel, comments):
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
-def floor_of(rel):
+def floors_below(floors=FLOORS):
+    """{floor: the floors it may include (itself, those it links, and theirs)}."""
+    links = {name: below for name, _, below in floors}
+    seen = {}
+
+    def reach(name):
+        if name not in seen:
+            seen[name] = {name}.union(*(reach(b) for b in links[name]))
+        return seen[name]
+    return {name: reach(name) for name in links}
+
+
+def floor_of(rel, floors=FLOORS):
+    """The floor of src/ file `rel` (None outside src/ or in no known floor)."""
     parts = rel.split("/")
-    if parts[0] == "layer":
-        return len(FLOORS)
-    if parts[0] == "src" and len(parts) > 2 and parts[1] in FLOORS:
-        return FLOORS.index(parts[1])
-    return None
+    if parts[0] != "src" or len(parts) < 3:
+        return None
+    return parts[1] if parts[1] in {name for name, _, _ in floors} else None
 
 
-def upward_includes(rel, text):
-    """(included path, its floor) for each include of `text` (file `rel`) above rel's floor."""
-    mine = floor_of(rel)
-    if mine is None:
+def floor_offences(rel, text, floors=FLOORS):
+    """Messages for file `rel` of src/: outside every floor, or including above its floor."""
+    if not rel.startswith("src/"):
         return []
+    mine = floor_of(rel, floors)
+    if mine is None:
+        return [f"{rel}: in no floor of src/ (structure_check.py FLOORS)"]
+    folder_floor = {folder: name for name, folders, _ in floors for folder in folders}
+    allowed = floors_below(floors)[mine]
     out = []
     for m in _INCLUDE.finditer(text):
-        top = m.group(1).split("/")[0]
-        theirs = len(FLOORS) if top == "layer" else FLOORS.index(top) if top in FLOORS else None
-        if theirs is not None and theirs > mine:
-            out.append(m.group(1))
+        top = m.group(1).split("/")[0] if "/" in m.group(1) else None
+        if top == "layer":
+            out.append(f"{rel}: includes {m.group(1)}: src/ never includes layer/")
+        elif top in folder_floor and folder_floor[top] not in allowed:
+            out.append(f"{rel}: includes {m.group(1)}, of floor {folder_floor[top]}, which floor "
+                       f"{mine} does not link")
+    return out
+
+
+_CMAKE_FLOOR = re.compile(r"^\s*slipstream_floor\(\s*(\w+)([^)]*)\)", re.M)
+
+
+def cmake_floor_offences(root, floors=FLOORS):
+    """Where src/CMakeLists.txt (if any) declares floors other than `floors`, or over others."""
+    path = os.path.join(root, "src", "CMakeLists.txt")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"#[^\n]*", "", f.read())
+    declared = {}
+    for m in _CMAKE_FLOOR.finditer(text):
+        words = m.group(2).split()
+        declared[m.group(1)] = tuple(words[words.index("BELOW") + 1:]) if "BELOW" in words else ()
+    expected = {name: below for name, folders, below in floors if folders}
+    out = []
+    for name in sorted(set(expected) | set(declared)):
+        if declared.get(name) != expected.get(name):
+            out.append(f"src/CMakeLists.txt: floor {name} links {declared.get(name)}; "
+                       f"structure_check.py FLOORS says {expected.get(name)}")
     return out
 
 
@@ -347,8 +404,8 @@ def source_files(root, dirs, suffixes):
 
 
 def offences(root):
-    """{key: (size, message)} of everything that fails, and the report-only lines."""
-    found, report = {}, []
+    """({key: (size, message)} of what the allow-list may hold, [floor offences])."""
+    found, floors = {}, cmake_floor_offences(root)
     code_files = set(source_files(root, CODE_DIRS, CPP_SUFFIXES))
     cpp_files = sorted(code_files | set(source_files(root, CITING_DIRS, CPP_SUFFIXES)))
     for rel in cpp_files:
@@ -375,21 +432,20 @@ def offences(root):
                         continue
                 found[key] = (fn.lines, f"{rel}:{fn.first_line}: {fn.name} has {fn.lines} lines "
                                         f"(at most {MAX_FUNCTION_LINES})")
-        for included in upward_includes(rel, text):
-            report.append(f"{rel}: includes {included}, a higher floor")
+        floors += floor_offences(rel, text)
     for rel in source_files(root, CITING_DIRS, (".py",)):
         with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
             comments = python_comments(f.read())
         for line, cited in broken_citations(root, rel, comments):
             found[f"{rel} cites {cited}"] = (0, f"{rel}:{line}: cites {cited}, which is not in the repository")
-    return found, report
+    return found, floors
 
 
 def check(root, todo_path):
-    """(failures, notes, report): the lines to print; fails when failures is not empty."""
-    found, report = offences(root)
+    """(failures, notes): the lines to print; fails when failures is not empty."""
+    found, floors = offences(root)
     allowed = read_todo(todo_path)
-    failures, notes = [], []
+    failures, notes = list(floors), []
     for key, (size, message) in sorted(found.items()):
         if key not in allowed:
             failures.append(message)
@@ -400,7 +456,7 @@ def check(root, todo_path):
     for key in sorted(set(allowed) - set(found)):
         failures.append(f"{key}: listed in structure_todo.txt but no longer an offender: "
                         "take it off the list")
-    return failures, notes, report
+    return failures, notes
 
 
 def main(argv=None):
@@ -409,9 +465,7 @@ def main(argv=None):
     ap.add_argument("--root", default=os.path.normpath(os.path.join(here, "..", "..")))
     ap.add_argument("--todo", default=os.path.join(here, "structure_todo.txt"))
     args = ap.parse_args(argv)
-    failures, notes, report = check(args.root, args.todo)
-    for line in report:
-        print(f"upward (not failing yet): {line}")
+    failures, notes = check(args.root, args.todo)
     for line in notes:
         print(f"note: {line}")
     for line in failures:

@@ -1,0 +1,102 @@
+#include "submit/batch_queue.h"
+
+#include "capture/command_capture.h"
+#include "state/object_state.h"
+#include "submit/device_fusion.h"
+
+namespace slipstream::submit {
+
+void BatchQueue::open_at(uint64_t now, bool after_wait) {
+    open_.opened_ns = now;
+    open_.after_wait = after_wait;
+    pending_.fetch_add(1, std::memory_order_acq_rel);
+    d_.open_batches.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void BatchQueue::add(const CommandBufferState& cb) {
+    cb.in_batches.fetch_add(1, std::memory_order_acq_rel);
+    open_.cbs.push_back(&cb);
+    open_.ops += cb.operations();
+    open_.records += cb.capture->size();
+    if (cb.lazy) ++open_.lazy;
+}
+
+void BatchQueue::add_signals(const std::vector<SemaphoreValue>& signals) {
+    if (signals.empty()) return;
+    if (open_.signals.empty()) {
+        signal_batches_.fetch_add(1, std::memory_order_acq_rel);
+        d_.held_signal_batches.fetch_add(1, std::memory_order_acq_rel);
+    }
+    for (const SemaphoreValue& s : signals) merge_signal(open_.signals, s);
+}
+
+bool BatchQueue::seal() {
+    if (sealed_.size() >= 2) return false;
+    sealed_.push_back(std::move(open_));
+    open_ = HeldBatch{};
+    return true;
+}
+
+bool BatchQueue::holds_any(uint32_t count, const VkFence* fences) const {
+    uint64_t asked = 0;
+    for (uint32_t i = 0; i < count; ++i) asked |= fence_bit(fences[i]);
+    auto in = [&](const HeldBatch& b) {
+        if (!(b.fence_bits & asked)) return false;  // (a wait on a fence already submitted: no scan)
+        for (VkFence held : b.fences)
+            for (uint32_t i = 0; i < count; ++i)
+                if (fences[i] == held) return true;
+        return false;
+    };
+    if (in(open_) || (recording_ && in(*recording_))) return true;
+    for (const HeldBatch& b : sealed_)
+        if (in(b)) return true;
+    return false;
+}
+
+HeldBatch BatchQueue::take_sealed() {
+    HeldBatch b = std::move(sealed_.front());
+    sealed_.pop_front();
+    return b;
+}
+
+HeldBatch BatchQueue::take_open() {
+    HeldBatch b = std::move(open_);
+    open_ = HeldBatch{};
+    return b;
+}
+
+void BatchQueue::done_with(const HeldBatch& b) {
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    d_.open_batches.fetch_sub(1, std::memory_order_acq_rel);
+    if (!b.signals.empty()) {
+        signal_batches_.fetch_sub(1, std::memory_order_acq_rel);
+        d_.held_signal_batches.fetch_sub(1, std::memory_order_acq_rel);
+    }
+}
+
+void BatchQueue::failed(const HeldBatch& b, VkResult error) {
+    if (d_.fusion)
+        for (VkFence fence : b.fences) d_.fusion->fences().fail(fence, error);
+    done_with(b);
+}
+
+VkResult BatchQueue::abandon_all() {
+    // What is held never reaches the driver, and waits on its fences return the loss.
+    while (!sealed_.empty()) {
+        unhold(sealed_.front());
+        failed(sealed_.front(), VK_ERROR_DEVICE_LOST);
+        sealed_.pop_front();
+    }
+    if (!open_.cbs.empty()) {
+        unhold(open_);
+        failed(open_, VK_ERROR_DEVICE_LOST);
+        open_ = HeldBatch{};
+    }
+    return VK_ERROR_DEVICE_LOST;
+}
+
+void unhold(const HeldBatch& b) {
+    for (const CommandBufferState* state : b.cbs) state->in_batches.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+}  // namespace slipstream::submit

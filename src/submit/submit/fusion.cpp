@@ -1,0 +1,213 @@
+#include "submit/fusion.h"
+
+#include "core/log.h"
+#include "state/object_state.h"
+#include "submit/fusing_queues.h"
+#include "submit/queue_fusion.h"
+#include "idle/queue_idle.h"
+
+#include <memory>
+
+namespace slipstream::submit {
+
+// --- lifetime ----------------------------------------------------------------------------------
+
+void start_device(DeviceState& d) {
+    const bool core = d.dispatch.GetSemaphoreCounterValue && d.dispatch.WaitSemaphores &&
+                      (VK_API_VERSION_MINOR(std::min(d.instance->api_version, d.properties.apiVersion)) >= 2 ||
+                       VK_API_VERSION_MAJOR(d.instance->api_version) > 1);
+    d.fusion_counter_value = core ? d.dispatch.GetSemaphoreCounterValue : d.dispatch.GetSemaphoreCounterValueKHR;
+    d.fusion_wait_semaphores = core ? d.dispatch.WaitSemaphores : d.dispatch.WaitSemaphoresKHR;
+    if (!d.fusion_counter_value || !d.fusion_wait_semaphores) {
+        log(LogLevel::Warn, "%s: no timeline semaphore commands: fusion stays off", d.properties.deviceName);
+        return;
+    }
+    d.fusion = std::make_unique<DeviceFusion>(d);
+    log(LogLevel::Info, "%s: fusing command buffers (batch_max %u, max_defer_us %u, fuse_barrier %s)",
+        d.properties.deviceName, d.settings.batch_max, d.settings.max_defer_us, d.settings.fuse_barrier ? "on" : "off");
+}
+
+void start_queue(DeviceState& d, QueueState& q) {
+    if (!d.fusion) return;
+    std::lock_guard lock(d.mutex);
+    if (q.fusion) return;
+    auto f = std::make_unique<QueueFusion>(d, q);
+    if (!f->init()) {
+        log(LogLevel::Warn, "queue %u.%u: fusion could not start (command pool or semaphore): its work passes through",
+            q.family, q.index);
+        return;
+    }
+    d.fusing_queues.push_back(f.get());
+    if (const size_t i = d.fusing_queues.size() - 1; i < DeviceState::kFusingFast)
+        d.fusing_fast[i].store(f.get(), std::memory_order_relaxed);
+    d.fusing_fast_count.store(uint32_t(d.fusing_queues.size()), std::memory_order_release);
+    {
+        std::lock_guard idle_lock(q.idle.mutex);
+        q.idle.timeline_tracked = true;
+    }
+    q.fusion = std::move(f);
+}
+
+void stop_device(DeviceState& d) {
+    if (!d.fusion) return;
+    d.fusion->stop();
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
+        QueueLock lock(f->locks());
+        f->flush(FlushReason::Destroy);
+        // The application waited for what it submitted; ours may still run (and its command
+        // buffers and semaphore go with the queue's state).
+        if (f->in_flight() > 0) f->wait_idle();
+    }
+    d.fusion.reset();
+}
+
+// --- flushes -----------------------------------------------------------------------------------
+
+VkResult flush_queue(QueueState& q, FlushReason reason) {
+    QueueFusion* f = q.fusion.get();
+    if (!f) return VK_SUCCESS;
+    QueueLock lock(f->locks());
+    if (reason == FlushReason::Observe) f->note_wait();
+    VkResult r = f->flush(reason);
+    if (r == VK_SUCCESS) r = f->take_error();
+    return r;
+}
+
+namespace {
+// Flushes the open batches of `d` for which `wanted(queue fusion)` holds, under their locks.
+template <typename Wanted>
+VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
+    if (d.open_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
+    const FusingQueues queues(d);
+    VkResult first = VK_SUCCESS;
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
+        if (!f->has_pending()) continue;
+        QueueLock lock(f->locks());
+        if (!wanted(*f)) continue;
+        if (reason == FlushReason::Observe) f->note_wait();
+        VkResult r = f->flush(reason);
+        if (r < 0 && first == VK_SUCCESS) first = r;
+    }
+    return first;
+}
+}  // namespace
+
+VkResult flush_device(DeviceState& d, FlushReason reason) {
+    return flush_open(d, reason, [](const QueueFusion&) { return true; });
+}
+
+void flush_before_destroy(DeviceState& d) {
+    if (d.fusion) flush_device(d, FlushReason::Destroy);
+}
+
+VkResult flush_signal_holders(DeviceState& d, const QueueState* except) {
+    if (!d.fusion || d.held_signal_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
+    const QueueFusion* skip = except ? except->fusion.get() : nullptr;
+    return flush_open(d, FlushReason::Observe,
+                      [skip](const QueueFusion& f) { return &f != skip && f.holds_signals(); });
+}
+
+void semaphore_destroyed(DeviceState& d, VkSemaphore semaphore) {
+    if (!d.fusion) return;
+    d.fusion->awaited().forget(semaphore);
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        std::lock_guard lock(queues[i]->locks().queue());
+        queues[i]->forget_semaphore(semaphore);
+    }
+}
+
+VkResult fusion_error(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion) return VK_SUCCESS;
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
+    if (d.fusion_errors.load(std::memory_order_acquire) != 0) {
+        const FusingQueues queues(d);
+        for (size_t i = 0; i < queues.size(); ++i) {
+            std::lock_guard lock(queues[i]->locks().queue());
+            if (VkResult r = queues[i]->take_error(); r != VK_SUCCESS) return r;
+        }
+    }
+    return count ? d.fusion->fences().failure(count, fences) : VK_SUCCESS;
+}
+
+void realize_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion || d.fusion->fences().none()) return;
+    for (const PendingFence& p : d.fusion->fences().take(count, fences)) {
+        std::lock_guard lock(p.queue->locks().queue());
+        p.queue->signal_fence(p.fence);
+    }
+}
+
+void forget_fences(DeviceState& d, uint32_t count, const VkFence* fences, bool destroyed) {
+    if (d.fusion) d.fusion->fences().forget(count, fences, destroyed);
+}
+
+void note_fences_seen_done(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion) return;
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        if (queues[i]->latest_fence_in(count, fences)) queues[i]->note_seen_done();
+        for (uint32_t k = 0; k < count; ++k) queues[i]->fence_signaled(fences[k]);
+    }
+}
+
+void release_followed_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion) return;
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
+        for (uint32_t k = 0; k < count; ++k) f->fence_released(fences[k]);
+    }
+}
+
+void note_device_wait(DeviceState& d) {
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) queues[i]->note_wait();
+}
+
+VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
+    // A wait on a queue's newest fence is a wait for everything it was given: what the
+    // queue's mode is learnt from.
+    if (!d.fusion) return VK_SUCCESS;
+    const FusingQueues queues(d);
+    VkResult first = VK_SUCCESS;
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
+        if (f->latest_fence_in(count, fences)) f->note_wait();
+        // (The submission that carries a fence waited for came before the wait.)
+        if (!f->has_pending()) continue;
+        {
+            // A wait on an older fence (a ring coming round) must not wait for the flusher.
+            std::lock_guard lock(f->locks().queue());
+            if (!f->holds_any(count, fences)) continue;
+        }
+        QueueLock lock(f->locks());
+        VkResult r = f->flush(FlushReason::Observe);
+        if (r < 0 && first == VK_SUCCESS) first = r;
+    }
+    return first;
+}
+
+FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {
+    if (!q || !q->fusion) return;
+    lock_.emplace(q->fusion->locks());
+    error_ = q->fusion->flush(reason);
+    lock_->release_recording();
+}
+
+IdleWaitHold::IdleWaitHold(QueueState& q) {
+    if (q.fusion) one_ = std::unique_lock(q.fusion->locks().queue());
+}
+
+IdleWaitHold::IdleWaitHold(DeviceState& d) {
+    if (!d.fusion) return;
+    const FusingQueues queues(d);
+    all_.reserve(queues.size());
+    // Always in the device's order; no other path holds two queues' locks.
+    for (size_t i = 0; i < queues.size(); ++i) all_.emplace_back(queues[i]->locks().queue());
+}
+
+}  // namespace slipstream::submit

@@ -1,0 +1,149 @@
+// QueueFusion's submissions of the application's work that join no batch: the latency path's
+// direct submission, and a submission passed through after everything held. Both go to the
+// driver as the application made them, with the queue's timeline signal added.
+#include "submit/queue_fusion.h"
+
+#include "state/object_state.h"
+#include "submit/timeline_signal.h"
+#include "idle/queue_idle.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+namespace slipstream::submit {
+
+template <typename Info, typename Next>
+VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
+    recorder_.ran_native_work();  // recorded natively, its barriers whole
+    TrackedSubmission tracked(&q_, fence);
+    OurSubmission s;
+    s.traced = true;
+    s.event = TraceEvent::Direct;
+    s.cbs = count;
+    if (timeline_.may_follow(fence, fence ? 1 : 0, waits_.latency_mode()) && tracked.fence_trusted()) {
+        if (d_.lost.load(std::memory_order_acquire)) {
+            tracked.end(VK_ERROR_DEVICE_LOST);
+            return VK_ERROR_DEVICE_LOST;
+        }
+        s.followed = fence;
+        return timeline_.submit(s, tracked, next, count, submits);
+    }
+    s.value = timeline_.next_value();
+    const TimelineSignal signal(timeline_.timeline(), s.value);
+    // Room for one more: a batch of its own that signals the timeline, where the last one has a
+    // pNext chain (an empty VkTimelineSemaphoreSubmitInfo or device-group masks, which the
+    // classification lets fuse) that add_signal leaves as it is.
+    Info small[5];
+    std::vector<Info> many;
+    Info* copy = small;
+    if (count > 4) {
+        many.assign(submits, submits + count);
+        many.emplace_back();
+        copy = many.data();
+    } else {
+        std::copy(submits, submits + count, small);
+    }
+    SignalAdded added;
+    uint32_t n = count;
+    if (!add_signal(copy[count - 1], added, signal)) timeline_only(copy[n++], signal);
+    // (A counter read since the submission's first look may have found the device lost.)
+    if (d_.lost.load(std::memory_order_acquire)) {
+        tracked.end(VK_ERROR_DEVICE_LOST);
+        return VK_ERROR_DEVICE_LOST;
+    }
+    return timeline_.submit(s, tracked, next, n, copy);
+}
+
+VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
+    return submit_direct_as(count, submits, fence, next);
+}
+
+VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
+                                    PFN_vkQueueSubmit2 next) {
+    return submit_direct_as(count, submits, fence, next);
+}
+
+namespace {
+VkCommandBuffer handle_of(VkCommandBuffer cb) { return cb; }
+VkCommandBuffer handle_of(const VkCommandBufferSubmitInfo& info) { return info.commandBuffer; }
+void set_handle(VkCommandBuffer& cb, VkCommandBuffer handle) { cb = handle; }
+void set_handle(VkCommandBufferSubmitInfo& info, VkCommandBuffer handle) { info.commandBuffer = handle; }
+const VkCommandBuffer* command_buffers_of(const VkSubmitInfo& s, uint32_t* n) {
+    *n = s.commandBufferCount;
+    return s.pCommandBuffers;
+}
+const VkCommandBufferSubmitInfo* command_buffers_of(const VkSubmitInfo2& s, uint32_t* n) {
+    *n = s.commandBufferInfoCount;
+    return s.pCommandBufferInfos;
+}
+void point_at(VkSubmitInfo& s, const VkCommandBuffer* cbs) { s.pCommandBuffers = cbs; }
+void point_at(VkSubmitInfo2& s, const VkCommandBufferSubmitInfo* cbs) { s.pCommandBufferInfos = cbs; }
+}  // namespace
+
+VkCommandBuffer QueueFusion::record_alone(const CommandBufferState& cb, VkResult* error) {
+    const VkCommandBuffer ours = timeline_.acquire_command_buffer(error);
+    if (!ours) return VK_NULL_HANDLE;
+    bool reset = false;
+    if ((*error = recorder_.record_alone(cb, ours, &reset)) != VK_SUCCESS) {
+        timeline_.give_back(ours, reset);
+        return VK_NULL_HANDLE;
+    }
+    return ours;
+}
+
+template <typename Info, typename Next>
+VkResult QueueFusion::submit_passed_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
+    using Entry = std::remove_const_t<std::remove_pointer_t<decltype(command_buffers_of(submits[0], nullptr))>>;
+    std::vector<Info> infos(submits, submits + count);
+    std::vector<std::vector<Entry>> lists(count);
+    std::vector<VkCommandBuffer> ours;
+    VkResult r = VK_SUCCESS;
+    for (uint32_t i = 0; i < count && r == VK_SUCCESS; ++i) {
+        uint32_t n = 0;
+        const Entry* entries = command_buffers_of(submits[i], &n);
+        lists[i].assign(entries, entries + n);
+        for (Entry& e : lists[i]) {
+            const CommandBufferState* cb = find_command_buffer(handle_of(e));
+            if (!cb || !cb->lazy) continue;
+            const VkCommandBuffer replayed = record_alone(*cb, &r);
+            if (!replayed) break;
+            ours.push_back(replayed);
+            set_handle(e, replayed);
+        }
+        point_at(infos[i], lists[i].data());
+    }
+    OurSubmission s;
+    s.cb = ours.empty() ? VK_NULL_HANDLE : ours.back();
+    s.value = timeline_.next_value();
+    const TimelineSignal signal(timeline_.timeline(), s.value);
+    // (Recording ours read the queue's counter, which may have found the device lost.)
+    if (r == VK_SUCCESS && d_.lost.load(std::memory_order_acquire)) r = VK_ERROR_DEVICE_LOST;
+    SignalAdded added;
+    if (r == VK_SUCCESS) {
+        if (count == 0 || !add_signal(infos.back(), added, signal)) {
+            infos.emplace_back();
+            timeline_only(infos.back(), signal);
+        }
+        TrackedSubmission tracked(&q_, fence);
+        r = timeline_.submit(s, tracked, next, uint32_t(infos.size()), infos.data());
+        if (r == VK_SUCCESS) {
+            // Ours are recycled once the timeline passes its value.
+            for (size_t k = 0; k + 1 < ours.size(); ++k) timeline_.keep_until(ours[k], s.value);
+            return r;
+        }
+    }
+    for (VkCommandBuffer c : ours) timeline_.give_back(c, true);
+    return r;
+}
+
+VkResult QueueFusion::submit_passed(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
+    return submit_passed_as(count, submits, fence, next);
+}
+
+VkResult QueueFusion::submit_passed(uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
+                                    PFN_vkQueueSubmit2 next) {
+    return submit_passed_as(count, submits, fence, next);
+}
+
+}  // namespace slipstream::submit

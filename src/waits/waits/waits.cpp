@@ -1,0 +1,373 @@
+#include "waits/waits.h"
+
+#include "core/clock.h"
+#include "submit/device_fusion.h"
+#include "submit/fusion.h"
+#include "submit/queue_fusion.h"
+#include "idle/queue_idle.h"
+#include "idle/spin_wait.h"
+
+#include <algorithm>
+
+namespace slipstream {
+
+namespace {
+// Work fusion holds back is submitted before anything observes completion (FUSION.md rule 3).
+// Then errors fusion holds for the application come first (submit::fusion_error).
+inline VkResult flush_for_observer(DeviceState& d) {
+    if (!d.fusion) return VK_SUCCESS;
+    if (VkResult e = submit::flush_device(d, submit::FlushReason::Observe); e < 0) return e;
+    return submit::fusion_error(d);
+}
+// ... for fences, only the batches that carry them: a wait on an older fence (a ring of
+// command buffers coming round) lets the open batch grow.
+inline VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
+    if (!d.fusion) return VK_SUCCESS;
+    if (VkResult e = submit::flush_for_fences(d, count, fences); e < 0) return e;
+    return submit::fusion_error(d, count, fences);
+}
+
+// Polls `poll` for up to the site's budget, then calls `block(remaining timeout)`.
+// `poll` returns VK_SUCCESS (done), VK_NOT_READY (keep polling), another positive code (stop
+// polling and block), or an error (returned as is).
+// Promise: VK_TIMEOUT only once the whole timeout has passed since the call. Drivers may
+// return it a little early (NVIDIA 580: 1 us before a 50 us timeout); then the rest is
+// waited for again.
+template <typename Poll, typename Block>
+VkResult spin_then_block(DeviceState& d, AdaptiveSpinBudget& site, uint64_t timeout, Poll&& poll, Block&& block) {
+    const uint64_t start = now_ns();
+    const uint64_t budget = site.budget_ns(uint64_t(d.settings.spin_us) * 1000, timeout, d.settings.spin_adaptive);
+    if (budget > 0) {
+        uint64_t spun = 0;
+        uint32_t polls = 0;
+        VkResult r = spin_until(poll, budget, &spun, &polls);
+        d.stats.add(Counter::SpinWaits);
+        d.stats.add(Counter::SpinNs, spun);
+        if (r == VK_SUCCESS) {
+            d.stats.add(Counter::SpinWins);
+            // Done at the first look: no wait at all. Its wall time is only whatever preempted
+            // the thread meanwhile, which must not teach the site that its waits are long.
+            site.record(polls == 1 ? 0 : now_ns() - start);
+            return r;
+        }
+        if (r < 0) return r;
+        d.stats.add(Counter::SpinBlocked);
+    } else if (timeout != 0 && d.settings.spin_us != 0) {
+        d.stats.add(Counter::SpinSkipped);
+    }
+    VkResult r;
+    for (;;) {
+        const uint64_t elapsed = now_ns() - start;
+        r = block(remaining_timeout(timeout, elapsed));
+        if (r != VK_TIMEOUT || timeout == UINT64_MAX || now_ns() - start >= timeout) break;
+        d.stats.add(Counter::EarlyTimeouts);
+    }
+    if (r == VK_SUCCESS) site.record(now_ns() - start);
+    return r;
+}
+
+VkResult as_poll_result(QueueActivity a, VkResult error) {
+    if (error != VK_SUCCESS) return error;
+    return a == QueueActivity::Idle ? VK_SUCCESS : a == QueueActivity::Pending ? VK_NOT_READY : VK_INCOMPLETE;
+}
+
+}  // namespace
+
+namespace {
+// Fences whose work is in a fused batch that did not carry them are answered from the queue's
+// timeline (submit/batch_fences.h): a wait on only such fences waits on the timelines. Returns
+// false when the wait is not of that kind; fences of that kind mixed with others are made
+// real first.
+bool wait_answered_fences(DeviceState& d, uint32_t count, const VkFence* fences, VkBool32 wait_all,
+                          uint64_t timeout, VkResult* result) {
+    if (!d.fusion || d.fusion->fences().none()) return false;
+    constexpr uint32_t kMax = 8;  // distinct timelines (one per fusing queue)
+    VkSemaphore semaphores[kMax];
+    uint64_t values[kMax];
+    uint32_t distinct = 0, answered = 0;
+    bool fits = true;
+    for (uint32_t i = 0; i < count; ++i) {
+        submit::PendingFence p;
+        if (!d.fusion->fences().find(fences[i], &p)) continue;
+        ++answered;
+        uint32_t k = 0;
+        while (k < distinct && semaphores[k] != p.timeline) ++k;
+        if (k == distinct) {
+            if (distinct == kMax) {
+                fits = false;
+                continue;
+            }
+            semaphores[distinct] = p.timeline;
+            values[distinct++] = p.value;
+        } else {
+            // All: the latest value covers the others; any: the earliest one is enough.
+            values[k] = wait_all ? std::max(values[k], p.value) : std::min(values[k], p.value);
+        }
+    }
+    if (answered == 0) return false;
+    if (answered < count || !fits) {
+        submit::realize_fences(d, count, fences);
+        return false;
+    }
+    VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+    info.flags = wait_all ? 0 : VK_SEMAPHORE_WAIT_ANY_BIT;
+    info.semaphoreCount = distinct;
+    info.pSemaphores = semaphores;
+    info.pValues = values;
+    *result = wait_semaphores(d, &info, timeout, d.fusion_wait_semaphores);
+    return true;
+}
+}  // namespace
+
+VkResult wait_for_fences(DeviceState& d, uint32_t count, const VkFence* fences, VkBool32 wait_all,
+                         uint64_t timeout) {
+    d.stats.add(Counter::FenceWaits);
+    if (VkResult e = flush_for_fences(d, count, fences); e < 0) return e;
+    if (VkResult answered; wait_answered_fences(d, count, fences, wait_all, timeout, &answered)) return answered;
+    // Each answer of the driver's (a wait, or the status polls of a spin) that every fence
+    // signaled: the queue whose latest work they carried knows it is done.
+    auto seen = [&](VkResult r) {
+        if (r == VK_SUCCESS && (wait_all || count == 1)) submit::note_fences_seen_done(d, count, fences);
+        return r;
+    };
+    auto block = [&](uint64_t t) { return d.dispatch.WaitForFences(d.device, count, fences, wait_all, t); };
+    if (!d.idle || count == 0) return seen(block(timeout));
+    IdleTracker& t = *d.idle;
+    // Slipstream saw these fences signal and nothing reset them since: no driver call.
+    if (t.known_signaled(count, fences, wait_all)) {
+        d.stats.add(Counter::FenceShortcuts);
+        return VK_SUCCESS;
+    }
+    if (timeout == 0) return seen(block(timeout));
+    const uint64_t epoch = t.fence_epoch();
+    // Fences seen signaled stay so for the rest of this wait (resetting a fence being waited
+    // on is invalid), so each is polled until it signals, then no more.
+    uint64_t done_bits = 0;
+    auto poll = [&]() -> VkResult {
+        bool any = false, all = true;
+        for (uint32_t i = 0; i < count; ++i) {
+            const bool tracked = i < 64;
+            if (tracked && (done_bits >> i & 1)) {
+                any = true;
+                continue;
+            }
+            VkResult r = d.dispatch.GetFenceStatus(d.device, fences[i]);
+            if (r == VK_SUCCESS) {
+                any = true;
+                if (tracked) done_bits |= uint64_t(1) << i;
+                if (!wait_all) return VK_SUCCESS;
+            } else if (r == VK_NOT_READY) {
+                all = false;
+                if (wait_all) return VK_NOT_READY;
+            } else {
+                return r;
+            }
+        }
+        return (wait_all ? all : any) ? VK_SUCCESS : VK_NOT_READY;
+    };
+    VkResult r = seen(spin_then_block(d, d.fence_spin, timeout, poll, block));
+    if (r == VK_SUCCESS && (wait_all || count == 1)) t.app_fences_signaled(count, fences, epoch);
+    return r;
+}
+
+VkResult get_fence_status(DeviceState& d, VkFence fence) {
+    if (VkResult e = flush_for_fences(d, 1, &fence); e < 0) return e;
+    if (submit::PendingFence p; d.fusion && !d.fusion->fences().none() && d.fusion->fences().find(fence, &p)) {
+        uint64_t value = 0;
+        if (VkResult r = d.fusion_counter_value(d.device, p.timeline, &value); r != VK_SUCCESS) return r;
+        return value >= p.value ? VK_SUCCESS : VK_NOT_READY;
+    }
+    auto seen = [&](VkResult r) {
+        if (r == VK_SUCCESS) submit::note_fences_seen_done(d, 1, &fence);
+        return r;
+    };
+    if (!d.idle) return seen(d.dispatch.GetFenceStatus(d.device, fence));
+    IdleTracker& t = *d.idle;
+    if (t.known_signaled(1, &fence, true)) return VK_SUCCESS;
+    const uint64_t epoch = t.fence_epoch();
+    VkResult r = seen(d.dispatch.GetFenceStatus(d.device, fence));
+    if (r == VK_SUCCESS) t.app_fences_signaled(1, &fence, epoch);
+    return r;
+}
+
+VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64_t timeout,
+                         PFN_vkWaitSemaphores next_wait) {
+    d.stats.add(Counter::SemaphoreWaits);
+    // A held batch may carry a signal it waits for (submit/semaphore_carry.h): those go first.
+    if (VkResult e = submit::flush_signal_holders(d); e < 0) return e;
+    if (VkResult e = submit::fusion_error(d); e < 0) return e;
+    // `info` holds the driver's values (the hook translated those of pooled timeline
+    // semaphores, objects/timeline_values.h), so the counters polled below compare with them.
+    auto block = [&](uint64_t t) { return next_wait(d.device, info, t); };
+    // The core command where the device has it, else the extension's (a 1.1 application
+    // with VK_KHR_timeline_semaphore); the dispatch table is null where the device has none.
+    PFN_vkGetSemaphoreCounterValue get =
+        d.dispatch.GetSemaphoreCounterValue ? d.dispatch.GetSemaphoreCounterValue : d.dispatch.GetSemaphoreCounterValueKHR;
+    if (!d.settings.spin || timeout == 0 || !get || info->semaphoreCount == 0) return block(timeout);
+    const bool wait_any = info->flags & VK_SEMAPHORE_WAIT_ANY_BIT;
+    auto poll = [&]() -> VkResult {
+        bool all = true;
+        for (uint32_t i = 0; i < info->semaphoreCount; ++i) {
+            uint64_t value = 0;
+            VkResult r = get(d.device, info->pSemaphores[i], &value);
+            if (r != VK_SUCCESS) return r;
+            const bool reached = value >= info->pValues[i];
+            if (reached && wait_any) return VK_SUCCESS;
+            all = all && reached;
+        }
+        return (!wait_any && all) ? VK_SUCCESS : VK_NOT_READY;
+    };
+    return spin_then_block(d, d.semaphore_spin, timeout, poll, block);
+}
+
+namespace {
+// A fusing queue's idleness, its lock held (IdleWaitHold): its timeline says when all of its
+// work completed (QueueFusion::poll_idle), one counter read. An application fence that rode
+// on its newest submission and was seen signaled says so too (the idle tracker; no fence of
+// ours is attached on a fusing queue): it may signal a moment before the timeline signal of
+// the same submission does.
+VkResult poll_fusing_queue(QueueState& q) {
+    const VkResult r = q.fusion->poll_idle();
+    if (r != VK_NOT_READY) return r;
+    std::lock_guard lock(q.idle.mutex);
+    return q.idle.activity == QueueActivity::Idle ? VK_SUCCESS : VK_NOT_READY;
+}
+
+// The driver waited for the queue to be idle.
+void driver_idle(IdleTracker& t, QueueState& q) {
+    if (q.fusion) q.fusion->note_driver_idle();
+    std::lock_guard lock(q.idle.mutex);
+    t.mark_idle(q.idle);
+}
+
+// A fusing queue's idle wait: a queue already idle costs one counter read, a busy one is spun
+// on before the driver's wait.
+VkResult fusing_queue_wait_idle(QueueState& q) {
+    DeviceState& d = *q.device;
+    auto poll = [&] { return poll_fusing_queue(q); };
+    const VkResult first = poll();
+    if (first == VK_SUCCESS) {
+        d.stats.add(Counter::IdleShortcuts);
+        return VK_SUCCESS;
+    }
+    if (first < 0) return first;
+    auto block = [&](uint64_t) { return d.dispatch.QueueWaitIdle(q.queue); };
+    const VkResult r =
+        first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
+    if (r == VK_SUCCESS) driver_idle(*d.idle, q);
+    return r;
+}
+}  // namespace
+
+VkResult queue_wait_idle(QueueState& q) {
+    DeviceState& d = *q.device;
+    d.stats.add(Counter::QueueWaitIdles);
+    if (d.fusion) {
+        if (VkResult e = submit::flush_queue(q, submit::FlushReason::Observe); e < 0) return e;
+        if (VkResult e = submit::fusion_error(d); e < 0) return e;
+    }
+    // Nothing more reaches a lost device (the idle tracker's empty fenced submission included).
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
+    const submit::IdleWaitHold hold(q);
+    if (!d.idle) return d.dispatch.QueueWaitIdle(q.queue);
+    if (q.fusion) return fusing_queue_wait_idle(q);
+    IdleTracker& t = *d.idle;
+    {
+        std::lock_guard lock(q.idle.mutex);
+        t.note_idle_wait(q.idle);
+    }
+    VkResult error;
+    QueueActivity a = t.poll(q.idle, &error);
+    if (error != VK_SUCCESS) return error;
+    if (a == QueueActivity::Idle) {
+        d.stats.add(Counter::IdleShortcuts);
+        return VK_SUCCESS;
+    }
+    bool spin = a == QueueActivity::Pending;
+    if (a == QueueActivity::Busy) {
+        std::lock_guard lock(q.idle.mutex);
+        spin = t.fence_busy_queue(q.idle, q.queue);
+    }
+    auto poll = [&]() -> VkResult {
+        QueueActivity now = t.poll(q.idle, &error);
+        return as_poll_result(now, error);
+    };
+    auto block = [&](uint64_t) { return d.dispatch.QueueWaitIdle(q.queue); };
+    VkResult r = spin ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
+    if (r == VK_SUCCESS) driver_idle(t, q);
+    return r;
+}
+
+VkResult device_wait_idle(DeviceState& d) {
+    d.stats.add(Counter::DeviceWaitIdles);
+    if (VkResult e = flush_for_observer(d); e < 0) return e;
+    if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
+    if (d.fusion) submit::note_device_wait(d);
+    const submit::IdleWaitHold hold(d);
+    if (!d.idle) return d.dispatch.DeviceWaitIdle(d.device);
+    IdleTracker& t = *d.idle;
+    std::vector<QueueState*> queues;
+    {
+        std::lock_guard lock(d.mutex);
+        queues = d.queues;
+    }
+    // Fusing queues (their locks held) are followed through their timelines, the others
+    // through the idle tracker.
+    for (QueueState* q : queues) {
+        if (q->fusion) continue;
+        std::lock_guard lock(q->idle.mutex);
+        t.note_idle_wait(q->idle);
+        if (q->idle.activity == QueueActivity::Busy) t.fence_busy_queue(q->idle, q->queue);
+    }
+    auto poll = [&]() -> VkResult {
+        VkResult result = VK_SUCCESS;
+        for (QueueState* q : queues) {
+            VkResult r;
+            if (q->fusion) {
+                r = poll_fusing_queue(*q);
+            } else {
+                VkResult error;
+                const QueueActivity a = t.poll(q->idle, &error);
+                r = as_poll_result(a, error);
+            }
+            if (r != VK_SUCCESS && r != VK_NOT_READY) return r;  // an error, or a queue the layer cannot follow
+            if (r == VK_NOT_READY) result = r;
+        }
+        return result;
+    };
+    VkResult first = poll();
+    if (first == VK_SUCCESS) {
+        d.stats.add(Counter::IdleShortcuts);
+        return VK_SUCCESS;
+    }
+    if (first < 0) return first;
+    auto block = [&](uint64_t) { return d.dispatch.DeviceWaitIdle(d.device); };
+    VkResult r = first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
+    if (r == VK_SUCCESS) {
+        for (QueueState* q : queues) driver_idle(t, *q);
+    }
+    return r;
+}
+
+VkResult observe_device(DeviceState& d) { return flush_for_observer(d); }
+
+void note_untracked_queue_work(QueueState& q) {
+    // (A fusing queue's lock is held: FlushedQueue.)
+    if (q.fusion) q.fusion->note_untracked_work();
+    if (!q.device->idle) return;
+    std::lock_guard lock(q.idle.mutex);
+    q.device->idle->mark_unknown(q.idle);
+}
+
+FenceReset::FenceReset(DeviceState& d, uint32_t count, const VkFence* fences, bool destroyed)
+    : t_(d.idle.get()), count_(count), fences_(fences) {
+    submit::release_followed_fences(d, count, fences);
+    submit::forget_fences(d, count, fences, destroyed);
+    if (t_) t_->begin_fence_reset(count_, fences_);
+}
+
+FenceReset::~FenceReset() {
+    if (t_) t_->end_fence_reset(count_, fences_);
+}
+
+}  // namespace slipstream
