@@ -61,27 +61,39 @@ const char* to_string(ReadbackVerdict verdict) {
     return "unknown";
 }
 
+namespace {
+// The verdict on the application's own type where it rules a redirect out (kRedirect: it does not).
+ReadbackVerdict verdict_on_app_type(VkMemoryPropertyFlags app) {
+    if (!(app & kHostVisible)) return ReadbackVerdict::kNotHostVisible;
+    // Asking for device-coherent or device-uncached memory is deliberate (markers, debug
+    // breadcrumbs read while the GPU runs): never second-guess it.
+    if (app & kAmdDeviceBits) return ReadbackVerdict::kExplicitDeviceMemory;
+    // Cached memory is already what we want; if it is non-coherent, the app flushes it anyway.
+    if (app & kHostCached) return ReadbackVerdict::kAlreadyCached;
+    return ReadbackVerdict::kRedirect;
+}
+
+// Whether candidate type `t` is better than `best`: coherent first (fewer ways for the app to
+// be wrong), then the largest heap (the least likely to run out: the fallback on a full heap
+// costs an extra failed allocation). Ties keep the lower index, the driver's own preference.
+bool better_target(const VkPhysicalDeviceMemoryProperties& props, uint32_t t, uint32_t best) {
+    const bool coherent = props.memoryTypes[t].propertyFlags & kHostCoherent;
+    const bool best_coherent = props.memoryTypes[best].propertyFlags & kHostCoherent;
+    if (coherent != best_coherent) return coherent;
+    const VkDeviceSize heap = props.memoryHeaps[props.memoryTypes[t].heapIndex].size;
+    const VkDeviceSize best_heap = props.memoryHeaps[props.memoryTypes[best].heapIndex].size;
+    return heap > best_heap;
+}
+}  // namespace
+
 ReadbackChoice evaluate_readback_memory_type(const VkPhysicalDeviceMemoryProperties& props,
                                              uint32_t allowed_type_bits, uint32_t app_type,
                                              uint64_t allocation_size) {
     ReadbackChoice choice;
     if (!valid_type(props, app_type)) return choice;  // kInvalidType: let the driver judge it
     const VkMemoryPropertyFlags app = props.memoryTypes[app_type].propertyFlags;
-    if (!(app & kHostVisible)) {
-        choice.verdict = ReadbackVerdict::kNotHostVisible;
-        return choice;
-    }
-    // Asking for device-coherent or device-uncached memory is deliberate (markers, debug
-    // breadcrumbs read while the GPU runs): never second-guess it.
-    if (app & kAmdDeviceBits) {
-        choice.verdict = ReadbackVerdict::kExplicitDeviceMemory;
-        return choice;
-    }
-    // Cached memory is already what we want; if it is non-coherent, the app flushes it anyway.
-    if (app & kHostCached) {
-        choice.verdict = ReadbackVerdict::kAlreadyCached;
-        return choice;
-    }
+    choice.verdict = verdict_on_app_type(app);
+    if (choice.verdict != ReadbackVerdict::kRedirect) return choice;
 
     // Keep every guarantee of the application's type but DEVICE_LOCAL (leaving VRAM is the point).
     // An application whose type is HOST_COHERENT does not flush or invalidate, so coherence is
@@ -101,30 +113,14 @@ ReadbackChoice evaluate_readback_memory_type(const VkPhysicalDeviceMemoryPropert
         any_candidate = true;
         // A heap smaller than the allocation can never hold it; fall to the next candidate.
         if (props.memoryHeaps[props.memoryTypes[t].heapIndex].size < allocation_size) continue;
-        if (!found) {
-            found = true;
-            best = t;
-            continue;
-        }
-        const VkMemoryPropertyFlags bf = props.memoryTypes[best].propertyFlags;
-        const bool coherent = (f & kHostCoherent) != 0;
-        const bool best_coherent = (bf & kHostCoherent) != 0;
-        if (coherent != best_coherent) {
-            if (coherent) best = t;  // coherent first: fewer ways for the app to be wrong
-            continue;
-        }
-        // The largest heap is the least likely to run out (the fallback on a full heap costs an
-        // extra failed allocation). Ties keep the lower index, the driver's own preference order.
-        const VkDeviceSize heap = props.memoryHeaps[props.memoryTypes[t].heapIndex].size;
-        const VkDeviceSize best_heap = props.memoryHeaps[props.memoryTypes[best].heapIndex].size;
-        if (heap > best_heap) best = t;
+        if (!found || better_target(props, t, best)) best = t;
+        found = true;
     }
     if (found) {
         choice.verdict = ReadbackVerdict::kRedirect;
         choice.memory_type = best;
     } else {
-        choice.verdict =
-            any_candidate ? ReadbackVerdict::kHeapTooSmall : ReadbackVerdict::kNoCandidate;
+        choice.verdict = any_candidate ? ReadbackVerdict::kHeapTooSmall : ReadbackVerdict::kNoCandidate;
     }
     return choice;
 }

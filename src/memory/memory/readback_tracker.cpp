@@ -36,11 +36,22 @@ ReadbackTracker::ReadbackTracker(DeviceState& device) : d_(device) {
         deferral_ = std::make_unique<ReadbackDeferral>(d_, safe_targets_);
 }
 
-void ReadbackTracker::probe_resource_classes() {
-    // memoryTypeBits of representative resources. A redirect from type A to type B is safe for
-    // memory whose resources are not known in advance only if every class accepting A accepts B.
+// Makes a probe resource from `info`, adds its memoryTypeBits to `classes`, destroys it.
+template <typename Handle, typename Info, typename Create, typename Reqs, typename Destroy>
+void ReadbackTracker::probe(const Info* info, Create create, Reqs reqs, Destroy destroy, std::vector<uint32_t>& classes) {
+    Handle handle;
+    if ((d_.dispatch.*create)(d_.device, info, nullptr, &handle) != VK_SUCCESS) return;
+    d_.stats.add(Counter::ProbeObjectsCreated);
+    VkMemoryRequirements r;
+    (d_.dispatch.*reqs)(d_.device, handle, &r);
+    (d_.dispatch.*destroy)(d_.device, handle, nullptr);
+    d_.stats.add(Counter::ProbeObjectsDestroyed);
+    classes.push_back(r.memoryTypeBits);
+}
+
+// memoryTypeBits of representative buffers, one per usage and one with them all.
+std::vector<uint32_t> ReadbackTracker::buffer_classes() {
     std::vector<uint32_t> classes;
-    const VkDevice dev = d_.device;
     const VkBufferUsageFlags usages[] = {
         VK_BUFFER_USAGE_TRANSFER_SRC_BIT, VK_BUFFER_USAGE_TRANSFER_DST_BIT, VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT,
         VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT, VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
@@ -50,15 +61,14 @@ void ReadbackTracker::probe_resource_classes() {
         VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
         bci.size = 4096;
         bci.usage = usage;
-        VkBuffer buffer;
-        if (d_.dispatch.CreateBuffer(dev, &bci, nullptr, &buffer) != VK_SUCCESS) continue;
-        d_.stats.add(Counter::ProbeObjectsCreated);
-        VkMemoryRequirements reqs;
-        d_.dispatch.GetBufferMemoryRequirements(dev, buffer, &reqs);
-        d_.dispatch.DestroyBuffer(dev, buffer, nullptr);
-        d_.stats.add(Counter::ProbeObjectsDestroyed);
-        classes.push_back(reqs.memoryTypeBits);
+        probe<VkBuffer>(&bci, &VkLayerDispatchTable::CreateBuffer, &VkLayerDispatchTable::GetBufferMemoryRequirements,
+              &VkLayerDispatchTable::DestroyBuffer, classes);
     }
+    return classes;
+}
+
+// memoryTypeBits of representative images: linear copy targets, sampled, attachments, storage.
+std::vector<uint32_t> ReadbackTracker::image_classes() {
     struct ImageClass {
         VkFormat format;
         VkImageTiling tiling;
@@ -73,6 +83,7 @@ void ReadbackTracker::probe_resource_classes() {
         {VK_FORMAT_R32_SFLOAT, VK_IMAGE_TILING_OPTIMAL, VK_IMAGE_USAGE_STORAGE_BIT},
         {VK_FORMAT_D32_SFLOAT, VK_IMAGE_TILING_OPTIMAL, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT},
     };
+    std::vector<uint32_t> classes;
     for (const ImageClass& c : images) {
         VkImageFormatProperties fp;
         if (d_.instance->dispatch.GetPhysicalDeviceImageFormatProperties(d_.physical_device, c.format, VK_IMAGE_TYPE_2D,
@@ -88,15 +99,17 @@ void ReadbackTracker::probe_resource_classes() {
         ici.tiling = c.tiling;
         ici.usage = c.usage;
         ici.initialLayout = c.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED : VK_IMAGE_LAYOUT_UNDEFINED;
-        VkImage image;
-        if (d_.dispatch.CreateImage(dev, &ici, nullptr, &image) != VK_SUCCESS) continue;
-        d_.stats.add(Counter::ProbeObjectsCreated);
-        VkMemoryRequirements reqs;
-        d_.dispatch.GetImageMemoryRequirements(dev, image, &reqs);
-        d_.dispatch.DestroyImage(dev, image, nullptr);
-        d_.stats.add(Counter::ProbeObjectsDestroyed);
-        classes.push_back(reqs.memoryTypeBits);
+        probe<VkImage>(&ici, &VkLayerDispatchTable::CreateImage, &VkLayerDispatchTable::GetImageMemoryRequirements,
+              &VkLayerDispatchTable::DestroyImage, classes);
     }
+    return classes;
+}
+
+void ReadbackTracker::probe_resource_classes() {
+    // memoryTypeBits of representative resources. A redirect from type A to type B is safe for
+    // memory whose resources are not known in advance only if every class accepting A accepts B.
+    std::vector<uint32_t> classes = buffer_classes();
+    for (uint32_t bits : image_classes()) classes.push_back(bits);
     const uint32_t all = d_.memory_properties.memoryTypeCount >= 32 ? ~0u : (1u << d_.memory_properties.memoryTypeCount) - 1;
     for (uint32_t from = 0; from < d_.memory_properties.memoryTypeCount; ++from) {
         uint32_t safe = all;
@@ -164,27 +177,35 @@ std::optional<ReadbackTracker::Hint> ReadbackTracker::drop_hint() {
     return hint;
 }
 
-uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char** kind) {
-    // A hint serves the one allocation that follows it, whatever that allocation turns out to be.
-    const std::optional<Hint> hint = drop_hint();
-    // Only plain allocations: imported, exported or capture-replay memory keeps its type.
-    const VkMemoryDedicatedAllocateInfo* dedicated = nullptr;
+namespace {
+// Only plain allocations may move: imported, exported or capture-replay memory keeps its type.
+// `*dedicated`: the allocation's dedicated structure, if it has one.
+bool plain_allocation(const VkMemoryAllocateInfo& info, const VkMemoryDedicatedAllocateInfo** dedicated) {
     for (auto* p = static_cast<const VkBaseInStructure*>(info.pNext); p; p = p->pNext) {
         switch (p->sType) {
             case VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO:
-                dedicated = reinterpret_cast<const VkMemoryDedicatedAllocateInfo*>(p);
+                *dedicated = reinterpret_cast<const VkMemoryDedicatedAllocateInfo*>(p);
                 break;
             case VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO:
                 if (reinterpret_cast<const VkMemoryAllocateFlagsInfo*>(p)->flags &
                     VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_CAPTURE_REPLAY_BIT)
-                    return 0;
+                    return false;
                 break;
             case VK_STRUCTURE_TYPE_MEMORY_PRIORITY_ALLOCATE_INFO_EXT:
                 break;
             default:
-                return 0;
+                return false;
         }
     }
+    return true;
+}
+}  // namespace
+
+uint32_t ReadbackTracker::evidence(const VkMemoryAllocateInfo& info, const char** kind) {
+    // A hint serves the one allocation that follows it, whatever that allocation turns out to be.
+    const std::optional<Hint> hint = drop_hint();
+    const VkMemoryDedicatedAllocateInfo* dedicated = nullptr;
+    if (!plain_allocation(info, &dedicated)) return 0;
     const bool all = d_.settings.readback == ReadbackMode::AllHostVisible;
     // A dedicated allocation's resource is known: it is evidence if the tracker knows it as
     // readback (or every host-visible allocation counts), with that resource's type bits.
@@ -309,23 +330,21 @@ void ReadbackTracker::check_bind(VkDeviceMemory memory, uint32_t allowed_bits, c
         what, real_type);
 }
 
+bool ReadbackTracker::redirected(VkDeviceMemory memory) {
+    if (redirected_count_.load(std::memory_order_relaxed) == 0) return false;  // no lock while none is
+    std::lock_guard lock(mutex_);
+    return redirected_.count(memory) != 0;
+}
+
 void ReadbackTracker::buffer_bound(VkBuffer buffer, VkDeviceMemory memory) {
-    if (redirected_count_.load(std::memory_order_relaxed) == 0) return;
-    {
-        std::lock_guard lock(mutex_);
-        if (!redirected_.count(memory)) return;
-    }
+    if (!redirected(memory)) return;
     VkMemoryRequirements reqs;
     d_.dispatch.GetBufferMemoryRequirements(d_.device, buffer, &reqs);
     check_bind(memory, reqs.memoryTypeBits, "buffer");
 }
 
 void ReadbackTracker::image_bound(VkImage image, VkDeviceMemory memory) {
-    if (redirected_count_.load(std::memory_order_relaxed) == 0) return;
-    {
-        std::lock_guard lock(mutex_);
-        if (!redirected_.count(memory)) return;
-    }
+    if (!redirected(memory)) return;
     VkMemoryRequirements reqs;
     d_.dispatch.GetImageMemoryRequirements(d_.device, image, &reqs);
     check_bind(memory, reqs.memoryTypeBits, "image");

@@ -35,6 +35,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace slipstream {
 
@@ -83,11 +84,16 @@ private:
     // This thread's hint, removed: each one serves only the next allocation or query.
     std::optional<Hint> drop_hint();
     void probe_resource_classes();
+    template <typename Handle, typename Info, typename Create, typename Reqs, typename Destroy>
+    void probe(const Info* info, Create create, Reqs reqs, Destroy destroy, std::vector<uint32_t>& classes);
+    std::vector<uint32_t> buffer_classes();
+    std::vector<uint32_t> image_classes();
     // The types the allocation's resources allow and a name for the log, or 0 when the
     // allocation is not known to be host-read.
     uint32_t evidence(const VkMemoryAllocateInfo& info, const char** kind);
     void log_once(const char* kind, uint32_t from, uint32_t to);
     void check_bind(VkDeviceMemory memory, uint32_t allowed_bits, const char* what);
+    bool redirected(VkDeviceMemory memory);  // cached readback moved it
 
     DeviceState& d_;
     // Types that each type may be redirected to without invalidating any probed resource class.

@@ -172,7 +172,7 @@ VkResult QueueFusion::submit_batch(const HeldBatch& b, VkCommandBuffer cb, Flush
     s.cbs = uint32_t(b.cbs.size());
     s.waited_ns = timeline_.tracer() ? now_ns() - b.opened_ns : 0;
     const TimelineSignal signal(timeline_.timeline(), s.value);
-    CarriedSignals carried;
+    SignalAdded carried;
     const VkSubmitInfo submit = submit_signaling(1, &cb, follow ? nullptr : &signal, b.signals, carried);
     const VkResult r = timeline_.submit(s, tracked, d_.dispatch.QueueSubmit, 1, &submit);
     if (r != VK_SUCCESS) return r;
@@ -202,7 +202,7 @@ VkResult QueueFusion::batch_failed(const HeldBatch& b, VkCommandBuffer cb, VkRes
         b.cbs.size());
     if (!b.signals.empty()) {
         // Its semaphores are signaled all the same, so that no host or queue waits forever.
-        CarriedSignals carried;
+        SignalAdded carried;
         const VkSubmitInfo submit = submit_signaling(0, nullptr, nullptr, b.signals, carried);
         TrackedSubmission tracked(&q_, VK_NULL_HANDLE);
         watch_device_loss(d_, timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, 1, &submit));
@@ -265,7 +265,7 @@ VkResult QueueFusion::submit_app_command_buffers(const HeldBatch& b) {
     }
     if (leaves && recorder_.owes_trailing_barrier() && d_.settings.narrow_history)
         if (VkResult r = submit_trailing_barrier(); r != VK_SUCCESS) return r;
-    CarriedSignals carried;  // (the application's semaphores the batch carried, signaled after them)
+    SignalAdded carried;  // (the application's semaphores the batch carried, signaled after them)
     const VkSubmitInfo submit = submit_signaling(uint32_t(handles.size()), handles.data(), nullptr, b.signals, carried);
     TrackedSubmission tracked(&q_, b.last_fence());
     const VkResult r = timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, 1, &submit);

@@ -40,6 +40,15 @@ struct SignalAdded {
     VkTimelineSemaphoreSubmitInfo timeline_values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
 };
 
+// Makes `s` signal a's semaphores with a's values (its chain: a's timeline values).
+inline void signal_from(VkSubmitInfo& s, SignalAdded& a) {
+    a.timeline_values.signalSemaphoreValueCount = uint32_t(a.values.size());
+    a.timeline_values.pSignalSemaphoreValues = a.values.data();
+    s.pNext = &a.timeline_values;
+    s.signalSemaphoreCount = uint32_t(a.semaphores.size());
+    s.pSignalSemaphores = a.semaphores.data();
+}
+
 inline bool add_signal(VkSubmitInfo& s, SignalAdded& a, const TimelineSignal& signal) {
     if (s.pNext) return false;
     if (s.signalSemaphoreCount == 0) {  // the common case (every direct submission): no copies
@@ -54,11 +63,7 @@ inline bool add_signal(VkSubmitInfo& s, SignalAdded& a, const TimelineSignal& si
     a.semaphores.push_back(signal.info.semaphore);
     a.values.assign(s.signalSemaphoreCount, 0);
     a.values.push_back(signal.value);
-    a.timeline_values.signalSemaphoreValueCount = uint32_t(a.values.size());
-    a.timeline_values.pSignalSemaphoreValues = a.values.data();
-    s.pNext = &a.timeline_values;
-    s.signalSemaphoreCount = uint32_t(a.semaphores.size());
-    s.pSignalSemaphores = a.semaphores.data();
+    signal_from(s, a);
     return true;
 }
 
@@ -91,13 +96,8 @@ inline VkSubmitInfo submit_of(const VkCommandBuffer* cb, const TimelineSignal* s
 // A submission of `count` command buffers (0: none) that signals the queue's timeline
 // (`signal`; null: not) and the application's timeline semaphores a batch carries (`also`),
 // with what it points at kept in `storage`.
-struct CarriedSignals {
-    std::vector<VkSemaphore> semaphores;
-    std::vector<uint64_t> values;
-    VkTimelineSemaphoreSubmitInfo timeline_values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
-};
 inline VkSubmitInfo submit_signaling(uint32_t count, const VkCommandBuffer* cbs, const TimelineSignal* signal,
-                                     const std::vector<SemaphoreValue>& also, CarriedSignals& storage) {
+                                     const std::vector<SemaphoreValue>& also, SignalAdded& storage) {
     VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     s.commandBufferCount = count;
     s.pCommandBuffers = cbs;
@@ -109,12 +109,7 @@ inline VkSubmitInfo submit_signaling(uint32_t count, const VkCommandBuffer* cbs,
         storage.semaphores.push_back(v.semaphore);
         storage.values.push_back(v.value);
     }
-    if (storage.semaphores.empty()) return s;
-    storage.timeline_values.signalSemaphoreValueCount = uint32_t(storage.values.size());
-    storage.timeline_values.pSignalSemaphoreValues = storage.values.data();
-    s.pNext = &storage.timeline_values;
-    s.signalSemaphoreCount = uint32_t(storage.semaphores.size());
-    s.pSignalSemaphores = storage.semaphores.data();
+    if (!storage.semaphores.empty()) signal_from(s, storage);
     return s;
 }
 
