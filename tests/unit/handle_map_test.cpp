@@ -81,3 +81,61 @@ TEST(HandleMap, ConcurrentReadersAndWriters) {
     EXPECT_GT(found.load(), 0u);
     EXPECT_EQ(map.size(), 256u);
 }
+
+namespace {
+const void* key_of(uint64_t n) { return reinterpret_cast<const void*>(uintptr_t(n * 64 + 64)); }
+}  // namespace
+
+TEST(HandleCache, RememberFindEraseClear) {
+    slipstream::HandleCache<uint64_t, 16> cache;
+    uint64_t a = 1, b = 2;
+    EXPECT_EQ(cache.find(key_of(1)), nullptr);
+    cache.remember(key_of(1), &a);
+    EXPECT_EQ(cache.find(key_of(1)), &a);
+    // A key that shares the slot replaces it; the first then misses (the map answers it).
+    uint64_t other = 2;
+    while (cache.find(key_of(1)) == &a && other < 10000) cache.remember(key_of(other++), &b);
+    EXPECT_EQ(cache.find(key_of(1)), nullptr);
+    EXPECT_EQ(cache.find(key_of(other - 1)), &b);
+    // Erasing another key of the slot leaves it; erasing its own clears it.
+    cache.erase(key_of(1));
+    EXPECT_EQ(cache.find(key_of(other - 1)), &b);
+    cache.erase(key_of(other - 1));
+    EXPECT_EQ(cache.find(key_of(other - 1)), nullptr);
+    cache.remember(key_of(3), &a);
+    cache.clear();
+    EXPECT_EQ(cache.find(key_of(3)), nullptr);
+}
+
+// Readers of their own keys while other threads remember and erase keys that share slots with
+// them: a reader sees its own value or a miss, never another key's (run under ThreadSanitizer).
+TEST(HandleCache, ConcurrentRememberFindErase) {
+    slipstream::HandleCache<uint64_t, 8> cache;  // few slots: every key shares one
+    constexpr uint64_t kKeys = 64;
+    std::vector<uint64_t> values(kKeys * 2);
+    for (uint64_t i = 0; i < values.size(); ++i) values[i] = i;
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> hits{0};
+    std::vector<std::thread> threads;
+    for (uint64_t t = 0; t < 3; ++t)
+        threads.emplace_back([&, t] {
+            while (!stop.load()) {
+                for (uint64_t i = t; i < kKeys; i += 3) {
+                    if (uint64_t* v = cache.find(key_of(i))) {
+                        EXPECT_EQ(*v, i);
+                        hits.fetch_add(1);
+                    } else {
+                        cache.remember(key_of(i), &values[i]);
+                    }
+                }
+            }
+        });
+    for (uint64_t round = 0; round < 20000 || hits.load() < 1000; ++round) {
+        const uint64_t k = kKeys + round % kKeys;
+        cache.remember(key_of(k), &values[k]);
+        cache.erase(key_of(k));
+    }
+    stop = true;
+    for (auto& t : threads) t.join();
+    EXPECT_GT(hits.load(), 0u);
+}

@@ -148,4 +148,75 @@ private:
     Slot slots_[kSlots];
 };
 
+// A direct-mapped cache in front of a HandleMap for handles that are many and looked up by
+// every call (command buffers: every vkCmd*, begin, end and submit finds its state). A hit is
+// four loads and no write to a shared cache line; a miss asks the map, then remembers the
+// answer. Each slot is a sequence lock: a writer makes its count odd, writes, makes it even;
+// a reader takes the key and value only when the count was the same even number before and
+// after. Holds pointers it does not own.
+//
+// Lookups of a handle are ordered after its insert and before its erase by the Vulkan object's
+// external synchronization, so a value read for a key is that key's, alive for the call. An
+// erase must clear the slot (it waits for a writer there); a remember may skip a busy slot.
+template <typename Value, unsigned kSlots = 4096>
+class HandleCache {
+    static_assert(kSlots >= 2 && (kSlots & (kSlots - 1)) == 0, "kSlots must be a power of two");
+
+public:
+    Value* find(const void* key) const {
+        const Slot& s = slot(key);
+        const uint32_t before = s.seq.load(std::memory_order_acquire);
+        if (before & 1u) return nullptr;
+        const void* k = s.key.load(std::memory_order_relaxed);
+        Value* v = s.value.load(std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (s.seq.load(std::memory_order_relaxed) != before || k != key) return nullptr;
+        return v;
+    }
+    // After a miss the map answered: the slot holds `key` from now on (unless a writer has it).
+    void remember(const void* key, Value* value) {
+        Slot& s = slot(key);
+        uint32_t seq = s.seq.load(std::memory_order_relaxed);
+        if ((seq & 1u) || !s.seq.compare_exchange_strong(seq, seq + 1, std::memory_order_acquire)) return;
+        write(s, seq, key, value);
+    }
+    // Before the value goes: the slot forgets `key`.
+    void erase(const void* key) {
+        Slot& s = slot(key);
+        const uint32_t seq = lock(s);
+        if (s.key.load(std::memory_order_relaxed) == key) write(s, seq, nullptr, nullptr);
+        else s.seq.store(seq + 2, std::memory_order_release);
+    }
+    // Every slot forgets (many handles went at once: a device's).
+    void clear() {
+        for (Slot& s : slots_) write(s, lock(s), nullptr, nullptr);
+    }
+
+private:
+    struct Slot {
+        std::atomic<uint32_t> seq{0};
+        std::atomic<const void*> key{nullptr};
+        std::atomic<Value*> value{nullptr};
+    };
+    static uint32_t lock(Slot& s) {
+        for (;;) {
+            uint32_t seq = s.seq.load(std::memory_order_relaxed);
+            if (!(seq & 1u) && s.seq.compare_exchange_weak(seq, seq + 1, std::memory_order_acquire)) return seq;
+        }
+    }
+    // With the slot locked at `seq` (made odd): writes and unlocks.
+    static void write(Slot& s, uint32_t seq, const void* key, Value* value) {
+        std::atomic_thread_fence(std::memory_order_release);
+        s.key.store(key, std::memory_order_relaxed);
+        s.value.store(value, std::memory_order_relaxed);
+        s.seq.store(seq + 2, std::memory_order_release);
+    }
+    const Slot& slot(const void* key) const { return slots_[index(key)]; }
+    Slot& slot(const void* key) { return slots_[index(key)]; }
+    static unsigned index(const void* key) {
+        return unsigned((uint64_t(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull) >> 40) & (kSlots - 1);
+    }
+    Slot slots_[kSlots];
+};
+
 }  // namespace slipstream

@@ -29,6 +29,11 @@ HandleMap<VkCommandBuffer, CommandBufferState, 64>& command_buffers() {
     static auto* map = new HandleMap<VkCommandBuffer, CommandBufferState, 64>();
     return *map;
 }
+// In front of command_buffers(): a hit takes no lock (every vkCmd* looks its state up).
+HandleCache<CommandBufferState>& recent_command_buffers() {
+    static auto* cache = new HandleCache<CommandBufferState>();
+    return *cache;
+}
 
 StatsSnapshot device_snapshot(const DeviceState& d) {
     StatsSnapshot s = snapshot(d.stats);
@@ -47,7 +52,12 @@ DeviceState* find_device(const void* dispatchable) {
     return devices().find(key);
 }
 QueueState* find_queue(VkQueue queue) { return queues().find(queue); }
-CommandBufferState* find_command_buffer(VkCommandBuffer cb) { return command_buffers().find(cb); }
+CommandBufferState* find_command_buffer(VkCommandBuffer cb) {
+    if (CommandBufferState* state = recent_command_buffers().find(cb)) return state;
+    CommandBufferState* state = command_buffers().find(cb);
+    if (state) recent_command_buffers().remember(cb, state);
+    return state;
+}
 
 InstanceState* add_instance(std::unique_ptr<InstanceState> state) {
     void* key = dispatch_key(state->instance);
@@ -71,6 +81,7 @@ void remove_device(VkDevice device) {
     if (!state) return;
     DeviceState* raw = state.get();
     destroy_idle_fences(*raw);
+    recent_command_buffers().clear();  // every slot may hold one of the device's
     command_buffers().erase_if([raw](const CommandBufferState& cb) { return cb.device == raw; });
     queues().erase_if([raw](const QueueState& q) { return q.device == raw; });
     StatsSnapshot s = device_snapshot(*state);
@@ -113,6 +124,7 @@ void add_command_buffers(DeviceState& device, VkCommandPool pool, VkCommandBuffe
         state->level = level;
         state->pool_flags = pool_info.flags;
         state->queue_family = pool_info.queue_family;
+        recent_command_buffers().erase(cbs[i]);  // (a handle the map replaces: nothing stale stays)
         command_buffers().insert(cbs[i], std::move(state));
     }
     device.pool_command_buffers[pool].insert(cbs, cbs + count);
@@ -125,6 +137,7 @@ void remove_command_buffers(DeviceState& device, VkCommandPool pool, const VkCom
     for (uint32_t i = 0; i < count; ++i) {
         if (!cbs[i]) continue;  // freeing VK_NULL_HANDLE is allowed and does nothing
         set.erase(cbs[i]);
+        recent_command_buffers().erase(cbs[i]);
         command_buffers().erase(cbs[i]);
     }
 }
@@ -134,7 +147,10 @@ void remove_command_pool(DeviceState& device, VkCommandPool pool) {
     device.command_pools.erase(pool);
     auto it = device.pool_command_buffers.find(pool);
     if (it == device.pool_command_buffers.end()) return;
-    for (VkCommandBuffer cb : it->second) command_buffers().erase(cb);
+    for (VkCommandBuffer cb : it->second) {
+        recent_command_buffers().erase(cb);
+        command_buffers().erase(cb);
+    }
     device.pool_command_buffers.erase(it);
 }
 
