@@ -1,5 +1,6 @@
 // Which submissions' semaphores a batch can carry (submit/semaphore_carry.h).
 #include "submit/semaphore_carry.h"
+#include "submit/timeline_signal.h"
 
 #include <gtest/gtest.h>
 
@@ -84,16 +85,20 @@ TEST(SemaphoreCarry, Submit2NamesDeviceZeroOnly) {
     EXPECT_FALSE(timeline_uses(s, kind, w, g));
 }
 
-// A batch signals each semaphore once, with the highest value its submissions asked for.
-TEST(SemaphoreCarry, OneSignalPerSemaphoreAtItsHighestValue) {
-    std::vector<SemaphoreValue> held;
-    merge_signal(held, {sem(1), 3});
-    merge_signal(held, {sem(2), 1});
-    merge_signal(held, {sem(1), 5});
-    merge_signal(held, {sem(1), 4});  // (out of order: invalid usage, the highest still wins)
-    ASSERT_EQ(held.size(), 2u);
-    EXPECT_EQ(held[0].value, 5u);
-    EXPECT_EQ(held[1].value, 1u);
+// A batch signals every value its submissions asked for, in order: a semaphore's second value
+// goes in the next round (an empty batch after the first).
+TEST(SemaphoreCarry, EveryValueInItsOwnRound) {
+    const auto rounds = signal_rounds({{sem(1), 3}, {sem(2), 1}, {sem(1), 5}, {sem(1), 6}, {sem(2), 2}});
+    ASSERT_EQ(rounds.size(), 3u);
+    ASSERT_EQ(rounds[0].size(), 2u);
+    EXPECT_EQ(rounds[0][0].value, 3u);
+    EXPECT_EQ(rounds[0][1].semaphore, sem(2));
+    ASSERT_EQ(rounds[1].size(), 2u);
+    EXPECT_EQ(rounds[1][0].value, 5u);
+    EXPECT_EQ(rounds[1][1].value, 2u);
+    ASSERT_EQ(rounds[2].size(), 1u);
+    EXPECT_EQ(rounds[2][0].value, 6u);
+    EXPECT_TRUE(signal_rounds({}).empty());
 }
 
 // Waits the driver already has: a signal that meets one says so once, then it is forgotten.
@@ -107,4 +112,31 @@ TEST(SemaphoreCarry, AwaitedWaitsMetBySignals) {
     EXPECT_FALSE(a.met_by({{sem(1), 10}}));
     a.forget(sem(2));
     EXPECT_FALSE(a.met_by({{sem(2), 100}}));
+}
+
+// The batch's submission: the work with each semaphore's first value, an empty batch per later
+// value, and the queue's timeline signal in the last batch (it says everything before is done).
+TEST(SemaphoreCarry, BatchSubmissionSignalsEveryValueThenTheTimeline) {
+    VkCommandBuffer cb = reinterpret_cast<VkCommandBuffer>(uintptr_t(0x100));
+    const TimelineSignal queue_timeline(sem(9), 77);
+    const BatchSubmission one(1, &cb, &queue_timeline, {});
+    ASSERT_EQ(one.count(), 1u);
+    EXPECT_EQ(one.infos()[0].commandBufferCount, 1u);
+    ASSERT_EQ(one.infos()[0].signalSemaphoreCount, 1u);
+    EXPECT_EQ(one.infos()[0].pSignalSemaphores[0], sem(9));
+
+    const BatchSubmission chain(1, &cb, &queue_timeline, {{sem(1), 1}, {sem(1), 2}, {sem(1), 3}});
+    ASSERT_EQ(chain.count(), 3u);
+    EXPECT_EQ(chain.infos()[0].commandBufferCount, 1u);
+    EXPECT_EQ(chain.infos()[1].commandBufferCount, 0u);
+    for (uint32_t r = 0; r < 3; ++r) {
+        const auto* values = static_cast<const VkTimelineSemaphoreSubmitInfo*>(chain.infos()[r].pNext);
+        ASSERT_NE(values, nullptr);
+        EXPECT_EQ(values->pSignalSemaphoreValues[0], r + 1);
+    }
+    ASSERT_EQ(chain.infos()[2].signalSemaphoreCount, 2u);
+    EXPECT_EQ(chain.infos()[2].pSignalSemaphores[1], sem(9));
+    const BatchSubmission none(0, nullptr, nullptr, {});
+    EXPECT_EQ(none.count(), 1u);
+    EXPECT_EQ(none.infos()[0].signalSemaphoreCount, 0u);
 }

@@ -27,7 +27,7 @@ void BatchQueue::add_signals(const std::vector<SemaphoreValue>& signals) {
         signal_batches_.fetch_add(1, std::memory_order_acq_rel);
         d_.held_signal_batches.fetch_add(1, std::memory_order_acq_rel);
     }
-    for (const SemaphoreValue& s : signals) merge_signal(open_.signals, s);
+    open_.signals.insert(open_.signals.end(), signals.begin(), signals.end());
 }
 
 bool BatchQueue::seal() {

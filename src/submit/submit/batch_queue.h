@@ -27,8 +27,8 @@ struct HeldBatch {
     std::vector<VkFence> fences;
     // A bit per fence in `fences` (fence_bit): a wait whose fences have none set needs no scan.
     uint64_t fence_bits = 0;
-    // Timeline semaphores its submission signals, each with the highest value asked
-    // (semaphore_carry.h); the driver signals them once the batch's work is done.
+    // Timeline semaphore values its submissions signal, in their order (semaphore_carry.h);
+    // the batch's submission signals them once its work is done.
     std::vector<SemaphoreValue> signals;
     uint32_t ops = 0, records = 0, lazy = 0;
     uint64_t opened_ns = 0;

@@ -172,9 +172,8 @@ VkResult QueueFusion::submit_batch(const HeldBatch& b, VkCommandBuffer cb, Flush
     s.cbs = uint32_t(b.cbs.size());
     s.waited_ns = timeline_.tracer() ? now_ns() - b.opened_ns : 0;
     const TimelineSignal signal(timeline_.timeline(), s.value);
-    SignalAdded carried;
-    const VkSubmitInfo submit = submit_signaling(1, &cb, follow ? nullptr : &signal, b.signals, carried);
-    const VkResult r = timeline_.submit(s, tracked, d_.dispatch.QueueSubmit, 1, &submit);
+    const BatchSubmission submit(1, &cb, follow ? nullptr : &signal, b.signals);
+    const VkResult r = timeline_.submit(s, tracked, d_.dispatch.QueueSubmit, submit.count(), submit.infos());
     if (r != VK_SUCCESS) return r;
     d_.stats.add(Counter::BatchesFlushed);
     d_.stats.add(Counter::BatchCommandBuffers, b.cbs.size());
@@ -202,10 +201,10 @@ VkResult QueueFusion::batch_failed(const HeldBatch& b, VkCommandBuffer cb, VkRes
         b.cbs.size());
     if (!b.signals.empty()) {
         // Its semaphores are signaled all the same, so that no host or queue waits forever.
-        SignalAdded carried;
-        const VkSubmitInfo submit = submit_signaling(0, nullptr, nullptr, b.signals, carried);
+        const BatchSubmission submit(0, nullptr, nullptr, b.signals);
         TrackedSubmission tracked(&q_, VK_NULL_HANDLE);
-        watch_device_loss(d_, timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, 1, &submit));
+        watch_device_loss(d_, timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, submit.count(),
+                                               submit.infos()));
     }
     return error;
 }
@@ -265,10 +264,10 @@ VkResult QueueFusion::submit_app_command_buffers(const HeldBatch& b) {
     }
     if (leaves && recorder_.owes_trailing_barrier() && d_.settings.narrow_history)
         if (VkResult r = submit_trailing_barrier(); r != VK_SUCCESS) return r;
-    SignalAdded carried;  // (the application's semaphores the batch carried, signaled after them)
-    const VkSubmitInfo submit = submit_signaling(uint32_t(handles.size()), handles.data(), nullptr, b.signals, carried);
+    // (The application's semaphores the batch carried, signaled after them.)
+    const BatchSubmission submit(uint32_t(handles.size()), handles.data(), nullptr, b.signals);
     TrackedSubmission tracked(&q_, b.last_fence());
-    const VkResult r = timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, 1, &submit);
+    const VkResult r = timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, submit.count(), submit.infos());
     d_.stats.add(Counter::BatchFallbacks);
     return r;
 }

@@ -10,9 +10,11 @@
 // after it in the batch, and so deadlock an application whose later work leads to that signal:
 // such a submission passes through as before.
 //
-// Signals ride with the batch: its submission to the driver signals each semaphore with the
-// highest value the batch's submissions asked for, once all of its work (theirs included) is
-// done. The signal may come later than without the layer, never earlier; everything that could
+// Signals ride with the batch: its submission to the driver signals every value the batch's
+// submissions asked for, in their order, once all of its work (theirs included) is done (a
+// semaphore signaled twice gets its second value in an empty batch after the first: strict
+// observers such as the validation layer look for each value's own signal). A signal may come
+// later than without the layer, never earlier; everything that could
 // observe it first submits what is held (a host wait or counter read, another queue's
 // submission that waits, a destroy, an export), as for fences.
 //
@@ -49,14 +51,19 @@ template <typename Record>
 bool timeline_uses(const VkSubmitInfo2& s, const Record& record, std::vector<SemaphoreValue>& waits,
                    std::vector<SemaphoreValue>& signals);
 
-// Adds `signal` to `held`, keeping one entry per semaphore with its highest value.
-inline void merge_signal(std::vector<SemaphoreValue>& held, SemaphoreValue signal) {
-    for (SemaphoreValue& h : held)
-        if (h.semaphore == signal.semaphore) {
-            if (signal.value > h.value) h.value = signal.value;
-            return;
-        }
-    held.push_back(signal);
+// The application's signals of a batch, in the order its submissions asked for them, put in
+// rounds: round r holds each semaphore's (r+1)-th signal. Each round becomes a signal
+// operation of its own after the batch's work (round 0 with the work, later rounds in empty
+// batches after it), so every value is signaled, in order, and none before the work.
+inline std::vector<std::vector<SemaphoreValue>> signal_rounds(const std::vector<SemaphoreValue>& signals) {
+    std::vector<std::vector<SemaphoreValue>> rounds;
+    for (size_t i = 0; i < signals.size(); ++i) {
+        size_t round = 0;  // earlier signals of the same semaphore
+        for (size_t j = 0; j < i; ++j) round += signals[j].semaphore == signals[i].semaphore;
+        if (rounds.size() <= round) rounds.resize(round + 1);
+        rounds[round].push_back(signals[i]);
+    }
+    return rounds;
 }
 
 // Timeline waits the driver already has from submissions that passed through (waits fusion

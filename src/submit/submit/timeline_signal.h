@@ -93,25 +93,52 @@ inline VkSubmitInfo submit_of(const VkCommandBuffer* cb, const TimelineSignal* s
     return s;
 }
 
-// A submission of `count` command buffers (0: none) that signals the queue's timeline
-// (`signal`; null: not) and the application's timeline semaphores a batch carries (`also`),
-// with what it points at kept in `storage`.
-inline VkSubmitInfo submit_signaling(uint32_t count, const VkCommandBuffer* cbs, const TimelineSignal* signal,
-                                     const std::vector<SemaphoreValue>& also, SignalAdded& storage) {
-    VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    s.commandBufferCount = count;
-    s.pCommandBuffers = cbs;
-    if (signal) {
-        storage.semaphores.push_back(signal->info.semaphore);
-        storage.values.push_back(signal->value);
+// The batches of one vkQueueSubmit of our `count` command buffers (0: none) that signals the
+// application's timeline values a batch carries (`also`, signal_rounds: the first round with
+// the work, each later one in an empty batch after it) and, in the last batch, the queue's
+// timeline (`signal`; null: not), so that the timeline says the application's signals are
+// done too. `infos()` and `count()` are what to submit; it points into itself.
+class BatchSubmission {
+public:
+    BatchSubmission(uint32_t count, const VkCommandBuffer* cbs, const TimelineSignal* signal,
+                    const std::vector<SemaphoreValue>& also) {
+        std::vector<std::vector<SemaphoreValue>> rounds = signal_rounds(also);
+        if (rounds.empty()) rounds.resize(1);
+        const size_t n = rounds.size();
+        semaphores_.resize(n);
+        values_.resize(n);
+        chains_.assign(n, VkTimelineSemaphoreSubmitInfo{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO});
+        infos_.assign(n, VkSubmitInfo{VK_STRUCTURE_TYPE_SUBMIT_INFO});
+        infos_[0].commandBufferCount = count;
+        infos_[0].pCommandBuffers = cbs;
+        for (size_t r = 0; r < n; ++r) {
+            for (const SemaphoreValue& v : rounds[r]) {
+                semaphores_[r].push_back(v.semaphore);
+                values_[r].push_back(v.value);
+            }
+            if (signal && r + 1 == n) {
+                semaphores_[r].push_back(signal->info.semaphore);
+                values_[r].push_back(signal->value);
+            }
+            if (semaphores_[r].empty()) continue;
+            chains_[r].signalSemaphoreValueCount = uint32_t(values_[r].size());
+            chains_[r].pSignalSemaphoreValues = values_[r].data();
+            infos_[r].pNext = &chains_[r];
+            infos_[r].signalSemaphoreCount = uint32_t(semaphores_[r].size());
+            infos_[r].pSignalSemaphores = semaphores_[r].data();
+        }
     }
-    for (const SemaphoreValue& v : also) {
-        storage.semaphores.push_back(v.semaphore);
-        storage.values.push_back(v.value);
-    }
-    if (!storage.semaphores.empty()) signal_from(s, storage);
-    return s;
-}
+    BatchSubmission(const BatchSubmission&) = delete;
+    BatchSubmission& operator=(const BatchSubmission&) = delete;
+    uint32_t count() const { return uint32_t(infos_.size()); }
+    const VkSubmitInfo* infos() const { return infos_.data(); }
+
+private:
+    std::vector<std::vector<VkSemaphore>> semaphores_;
+    std::vector<std::vector<uint64_t>> values_;
+    std::vector<VkTimelineSemaphoreSubmitInfo> chains_;
+    std::vector<VkSubmitInfo> infos_;
+};
 
 // A submission of nothing that signals the queue's timeline once all before it completed.
 template <typename Info>
