@@ -145,7 +145,7 @@ void set_up_object_record(DeviceState& d, bool fuse) {
     const bool readback = d.settings.readback != ReadbackMode::Off || d.settings.readback_steer;
     const bool elide = fuse && d.settings.fuse_barrier && d.settings.elide_barriers;
     // (Fusion reads its semaphores: which may be carried in a batch.)
-    if (readback || elide || fuse) d.record = std::make_unique<ObjectRecord>();
+    if (readback || elide || fuse) d.record = std::make_unique<ObjectRecord>(readback || elide);
     if (readback) d.readback = std::make_unique<ReadbackTracker>(d);
     if (elide) d.resources = std::make_unique<capture::ResourceRegistry>(*d.record);
 }

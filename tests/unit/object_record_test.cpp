@@ -150,3 +150,21 @@ TEST(ObjectRecord, ConcurrentChurn) {
     EXPECT_TRUE(r.buffer(handle<VkBuffer>(uint64_t(3) << 32 | 2000)));
     EXPECT_FALSE(r.buffer(handle<VkBuffer>(uint64_t(3) << 32 | 1999)));
 }
+
+// With fusion alone on, only semaphore kinds are recorded: buffers cost no lock.
+TEST(ObjectRecord, SemaphoresOnly) {
+    ObjectRecord r(false);
+    r.buffer_created(handle<VkBuffer>(1), buffer_info(64, 0));
+    EXPECT_FALSE(r.buffer(handle<VkBuffer>(1)));
+    VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    VkSemaphoreCreateInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
+    r.semaphore_created(handle<VkSemaphore>(2), info);
+    ASSERT_TRUE(r.semaphore(handle<VkSemaphore>(2)));
+    EXPECT_TRUE(r.semaphore(handle<VkSemaphore>(2))->timeline);
+    EXPECT_FALSE(r.semaphore(handle<VkSemaphore>(2))->shared);
+    r.semaphore_shared(handle<VkSemaphore>(2));
+    EXPECT_TRUE(r.semaphore(handle<VkSemaphore>(2))->shared);
+    r.semaphore_destroyed(handle<VkSemaphore>(2));
+    EXPECT_FALSE(r.semaphore(handle<VkSemaphore>(2)));
+}

@@ -28,6 +28,7 @@ bool external_buffer(const VkBufferCreateInfo& info) {
 }  // namespace
 
 void ObjectRecord::memory_allocated(VkDeviceMemory memory, const VkMemoryAllocateInfo& info) {
+    if (!resources_) return;
     for (auto* s = static_cast<const VkBaseInStructure*>(info.pNext); s; s = s->pNext) {
         if (!import_structure(s->sType)) continue;
         std::unique_lock lock(mutex_);
@@ -47,6 +48,7 @@ bool ObjectRecord::imported(VkDeviceMemory memory) const {
 }
 
 void ObjectRecord::buffer_created(VkBuffer buffer, const VkBufferCreateInfo& info) {
+    if (!resources_) return;
     BufferRecord b;
     b.size = info.size;
     b.usage = info.usage;
@@ -57,6 +59,7 @@ void ObjectRecord::buffer_created(VkBuffer buffer, const VkBufferCreateInfo& inf
 }
 
 void ObjectRecord::buffer_bound(VkBuffer buffer, VkDeviceMemory memory, VkDeviceSize offset, bool plain) {
+    if (!resources_) return;
     std::unique_lock lock(mutex_);
     auto it = buffers_.find(buffer);
     if (it == buffers_.end()) return;
@@ -68,6 +71,7 @@ void ObjectRecord::buffer_bound(VkBuffer buffer, VkDeviceMemory memory, VkDevice
 }
 
 void ObjectRecord::buffer_destroyed(VkBuffer buffer) {
+    if (!resources_) return;
     std::unique_lock lock(mutex_);
     buffers_.erase(buffer);
 }
@@ -80,6 +84,7 @@ std::optional<BufferRecord> ObjectRecord::buffer(VkBuffer buffer) const {
 }
 
 void ObjectRecord::image_created(VkImage image, const VkImageCreateInfo& info) {
+    if (!resources_) return;
     ImageRecord i;
     i.usage = info.usage;
     i.flags = info.flags;
@@ -90,6 +95,7 @@ void ObjectRecord::image_created(VkImage image, const VkImageCreateInfo& info) {
 
 void ObjectRecord::image_bound(VkImage image, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size,
                                bool plain) {
+    if (!resources_) return;
     std::unique_lock lock(mutex_);
     auto it = images_.find(image);
     if (it == images_.end()) return;
@@ -102,6 +108,7 @@ void ObjectRecord::image_bound(VkImage image, VkDeviceMemory memory, VkDeviceSiz
 }
 
 void ObjectRecord::image_destroyed(VkImage image) {
+    if (!resources_) return;
     std::unique_lock lock(mutex_);
     images_.erase(image);
 }
@@ -143,6 +150,7 @@ std::optional<SemaphoreRecord> ObjectRecord::semaphore(VkSemaphore semaphore) co
 }
 
 void ObjectRecord::template_created(VkDescriptorUpdateTemplate t, const VkDescriptorUpdateTemplateCreateInfo& info) {
+    if (!resources_) return;
     auto record = std::make_shared<UpdateTemplateRecord>();
     record->type = info.templateType;
     record->entries.assign(info.pDescriptorUpdateEntries, info.pDescriptorUpdateEntries + info.descriptorUpdateEntryCount);

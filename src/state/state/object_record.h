@@ -72,6 +72,10 @@ struct UpdateTemplateRecord {
 
 class ObjectRecord {
 public:
+    // `resources`: follow buffers, images, imports and templates (readback or barrier elision
+    // reads them); false: semaphore kinds only (fusion alone), the rest is not recorded.
+    explicit ObjectRecord(bool resources = true) : resources_(resources) {}
+
     void memory_allocated(VkDeviceMemory memory, const VkMemoryAllocateInfo& info);
     void memory_freed(VkDeviceMemory memory);
 
@@ -111,6 +115,7 @@ public:
 private:
     bool imported(VkDeviceMemory memory) const;  // with the lock held
 
+    const bool resources_;
     mutable std::shared_mutex mutex_;
     // Imports are rare: while there are none, allocations and frees take no lock.
     std::atomic<uint32_t> import_count_{0};
