@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -116,9 +117,11 @@ TEST(HandleCache, ConcurrentRememberFindErase) {
     for (uint64_t i = 0; i < values.size(); ++i) values[i] = i;
     std::atomic<bool> stop{false};
     std::atomic<uint64_t> hits{0};
+    std::atomic<int> started{0};
     std::vector<std::thread> threads;
     for (uint64_t t = 0; t < 3; ++t)
         threads.emplace_back([&, t] {
+            started.fetch_add(1);
             while (!stop.load()) {
                 for (uint64_t i = t; i < kKeys; i += 3) {
                     if (uint64_t* v = cache.find(key_of(i))) {
@@ -130,8 +133,12 @@ TEST(HandleCache, ConcurrentRememberFindErase) {
                 }
             }
         });
-    // At most 20,000 rounds (ThreadSanitizer runs threads slowly and unevenly), at least 2,000.
-    for (uint64_t round = 0; round < 20000 && (round < 2000 || hits.load() < 1000); ++round) {
+    // The writer starts once the readers run (sanitizers start threads late), then goes on
+    // until they have hit 1,000 times, for 2 s at most (ThreadSanitizer runs threads unevenly).
+    while (started.load() < 3) std::this_thread::yield();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (uint64_t round = 0; round < 2000 || (hits.load() < 1000 && std::chrono::steady_clock::now() < until);
+         ++round) {
         const uint64_t k = kKeys + round % kKeys;
         cache.remember(key_of(k), &values[k]);
         cache.erase(key_of(k));
