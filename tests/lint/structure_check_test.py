@@ -19,6 +19,11 @@ def body(lines):
     return "void f() {\n" + "    x();\n" * (lines - 2) + "}\n"
 
 
+
+# Fictional citations, made at run time so that no file of the repository names a missing one.
+gone, missing, nowhere, x = ("GONE" ".md", "MISSING" ".md", "NOWHERE" ".md", "X" ".md")
+
+
 class Tree:
     """A repository root in a temporary folder."""
 
@@ -110,8 +115,8 @@ class FunctionScan(unittest.TestCase):
 
 class Rules(unittest.TestCase):
     def test_a_clean_tree_passes(self):
-        with Tree({"src/ground/core/a.cpp": body(60), "docs/X.md": "",
-                   "src/ground/core/b.h": "// X.md rule 1\n"}) as t:
+        with Tree({"src/ground/core/a.cpp": body(60), f"docs/{x}": "",
+                   "src/ground/core/b.h": f"// {x} rule 1\n"}) as t:
             self.assertEqual(t.failures(), [])
 
     def test_long_function_fails(self):
@@ -131,18 +136,18 @@ class Rules(unittest.TestCase):
         files = {"docs/FUSION.md": "", "README.md": "", "src/capture/capture/narrowing.md": "",
                  "src/capture/capture/a.cpp": "// FUSION.md rule 10, README.md, narrowing.md\n",
                  "src/submit/submit/b.cpp": "// capture/narrowing.md; src/capture/capture/narrowing.md\n",
-                 "tools/c.py": "# docs/FUSION.md\nx = '# MISSING.md in a string'\n"}
+                 "tools/c.py": f"# docs/FUSION.md\nx = '# {missing} in a string'\n"}
         with Tree(files) as t:
             self.assertEqual(t.failures(), [])
 
     def test_a_missing_citation_fails(self):
         files = {"src/capture/capture/narrowing.md": "",
-                 "src/submit/submit/b.cpp": 'const char* s = "GONE.md";\n/* see\n   narrowing.md */\n',
-                 "tests/c.py": "x = 1  # docs/NOWHERE.md\n"}
+                 "src/submit/submit/b.cpp": f'const char* s = "{gone}";\n/* see\n   narrowing.md */\n',
+                 "tests/c.py": f"x = 1  # docs/{nowhere}\n"}
         with Tree(files) as t:
             self.assertEqual(t.failures(), [
                 "src/submit/submit/b.cpp:3: cites narrowing.md, which is not in the repository",
-                "tests/c.py:1: cites docs/NOWHERE.md, which is not in the repository"])
+                f"tests/c.py:1: cites docs/{nowhere}, which is not in the repository"])
 
     def test_includes_down_and_across_folders_of_lower_floors_pass(self):
         files = {"src/submit/submit/a.cpp": '#include "submit/a.h"\n#include "capture/c.h"\n'
@@ -187,19 +192,19 @@ class Rules(unittest.TestCase):
 
 
 class AllowList(unittest.TestCase):
-    FILES = {"src/submit/submit/a.cpp": body(70), "src/waits/waits/b.h": "// GONE.md\n"}
+    FILES = {"src/submit/submit/a.cpp": body(70), "src/waits/waits/b.h": f"// {gone}\n"}
 
     def test_listed_offenders_pass(self):
-        with Tree(self.FILES, "src/submit/submit/a.cpp:f 70  # being split\nsrc/waits/waits/b.h cites GONE.md\n") as t:
+        with Tree(self.FILES, f"src/submit/submit/a.cpp:f 70  # being split\nsrc/waits/waits/b.h cites {gone}\n") as t:
             self.assertEqual(t.failures(), [])
 
     def test_a_listed_offender_may_not_grow(self):
-        with Tree(self.FILES, "src/submit/submit/a.cpp:f 69\nsrc/waits/waits/b.h cites GONE.md\n") as t:
+        with Tree(self.FILES, f"src/submit/submit/a.cpp:f 69\nsrc/waits/waits/b.h cites {gone}\n") as t:
             self.assertEqual(len(t.failures()), 1)
             self.assertIn("grew past the 69", t.failures()[0])
 
     def test_a_listed_item_that_no_longer_offends_fails(self):
-        with Tree(self.FILES, "src/submit/submit/a.cpp:f 70\nsrc/waits/waits/b.h cites GONE.md\n"
+        with Tree(self.FILES, f"src/submit/submit/a.cpp:f 70\nsrc/waits/waits/b.h cites {gone}\n"
                               "src/ground/core/fixed.cpp 450\n") as t:
             self.assertEqual(t.failures(), ["src/ground/core/fixed.cpp: listed in structure_todo.txt but "
                                             "no longer an offender: take it off the list"])

@@ -16,7 +16,8 @@ Checks, over the hand-written C++ (*.h, *.hpp, *.inl, *.c, *.cpp) under src/ and
                    noexcept, override, or a trailing return type), or that follows a
                    constructor's initializer list, opens a function. Lambdas and local classes
                    count as part of the function that holds them.
-  citations        every `name.md` (or `dir/name.md`) that a comment cites exists in the
+  citations        every Markdown file that a comment cites (a word ending in `.md`, with or
+                   without folders before it) exists in the
                    repository. Comments of all C++ sources and of the Python files under
                    tools/ and tests/ are read. A citation resolves when the file exists
                    relative to, in this order: the citing file's folder, the repository's
@@ -373,7 +374,7 @@ def cmake_floor_offences(root, floors=FLOORS):
 
 def read_todo(path):
     """{key: allowed size}: key is "path" (file length), "path:function" (function length) or
-    "path cites name.md" (size 0)."""
+    "path cites FILE" where FILE is a cited Markdown file (size 0)."""
     allowed = {}
     if not path or not os.path.exists(path):
         return allowed
@@ -384,7 +385,7 @@ def read_todo(path):
                 continue
             m = re.fullmatch(r"(\S+ cites \S+\.md)|(\S+)\s+(\d+)", line)
             if not m:
-                raise ValueError(f"{path}:{number}: not `path[:function] lines` or `path cites name.md`")
+                raise ValueError(f"{path}:{number}: not `path[:function] lines` or `path cites FILE` (a Markdown file)")
             if m.group(1):
                 allowed[m.group(1)] = 0
             else:
