@@ -1,7 +1,8 @@
 // slipstream-armed-launch: is a launch that the GPU already holds, released by one host write,
-// cheaper than a submission? (issue 26). No layer: the driver's and the GPU's own price of each
-// way to run one tiny dispatch (tiny.comp, one invocation incrementing a counter) and wait for
-// it by spinning on its fence, side by side in one process:
+// cheaper than a submission? (issue 26; the spec's rules on host-set events, the lavapipe run
+// and what the H200 must show: docs/armed-launch.md). No layer: the driver's and the GPU's own
+// price of each way to run one tiny dispatch (tiny.comp, one invocation incrementing a counter)
+// and wait for it by spinning on its fence, side by side in one process:
 //   submit_spin:    vkQueueSubmit of a recorded command buffer (compute barrier, dispatch) with
 //                   a fence, spin on vkGetFenceStatus
 //   submit_wait:    the same, waiting in vkWaitForFences
