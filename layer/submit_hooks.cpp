@@ -47,17 +47,6 @@ void record_lazy_natively(uint32_t count, const Info* submits) {
             if (CommandBufferState* cb = state_of(submits[i], j); cb && cb->lazy) capture::record_natively(*cb);
 }
 
-bool waits_on_semaphores(uint32_t count, const VkSubmitInfo* submits) {
-    for (uint32_t i = 0; i < count; ++i)
-        if (submits[i].waitSemaphoreCount) return true;
-    return false;
-}
-bool waits_on_semaphores(uint32_t count, const VkSubmitInfo2* submits) {
-    for (uint32_t i = 0; i < count; ++i)
-        if (submits[i].waitSemaphoreInfoCount) return true;
-    return false;
-}
-
 VkResult fused(QueueState& q, uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
     return submit::queue_submit(q, count, submits, fence, next);
 }
@@ -79,10 +68,9 @@ VkResult submit(VkQueue queue, uint32_t count, const Info* app_submits, VkFence 
     if (VkResult r = objects::before_submission(*device, q); r != VK_SUCCESS) return r;
     objects::note_fence_given(*device, fence);
     if (device->stats.enabled()) count_submits(*device, count, submits);
-    // A wait on a semaphore another queue's held batch signals: that batch goes first (its own
-    // queue's held signals meet it in order). One atomic load while no batch carries signals.
-    if (waits_on_semaphores(count, submits))
-        if (VkResult e = submit::flush_signal_holders(*device, q); e < 0) return e;
+    // A wait on a semaphore another queue's held batch signals, or a binary signal one may wait
+    // for: that batch goes first (its own queue's meet it in order).
+    if (VkResult e = submit::flush_holders_before(*device, q, count, submits); e < 0) return e;
     if (q && q->fusion) return watch_device_loss(*device, fused(*q, count, submits, fence, device->dispatch.*next));
     if (device->fusion) record_lazy_natively(count, submits);
     TrackedSubmission tracked(q, fence);
@@ -122,6 +110,9 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, co
 
 VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
     QueueState* q = find_queue(queue);
+    // Its waits may name binary semaphores a batch of another queue signals: those go first.
+    if (info->waitSemaphoreCount)
+        if (VkResult e = submit::flush_signal_holders(*find_device(queue), q); e < 0) return e;
     submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
     if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);
@@ -249,8 +240,7 @@ VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
 }
 
 // Calls that observe completion outside the waits: what fusion holds back goes first.
-// (Semaphore waits and counter reads need nothing: a batch of ours never signals the
-// application's semaphores.)
+// (Semaphore waits and counter reads flush the batches that carry semaphores: waits.cpp.)
 VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count,
                                                    size_t size, void* data, VkDeviceSize stride,
                                                    VkQueryResultFlags flags) {

@@ -4,7 +4,7 @@ and under it in several configurations, and fails on any difference.
 
     random_test.py --build-dir B [--seeds LIST | --count N --start S] [--ops K] [--long]
                    [--jobs J] [--shrink] [--timeout S] [--configs NAMES] [--expect-fused N]
-                   [--env VAR=VALUE ...]
+                   [--env VAR=VALUE ...] [--share-queues]
 
 For each seed, random_program (tests/random) builds a valid Vulkan program of compute and
 transfer work and prints `checksum: <16 hex>` over everything the host read. A seed passes when
@@ -90,7 +90,7 @@ def run_once(args, seed, config, ops=None, drop=None):
             env[k] = v
     env.pop(STATS_VAR, None)
     argv = [args.program, "--seed", str(seed), "--ops", str(ops if ops is not None else args.ops),
-            "--queues", str(args.queues)]
+            "--queues", str(args.queues)] + (["--share-queues"] if args.share_queues else [])
     if drop:
         argv += ["--drop", ",".join(str(i) for i in sorted(drop))]
     with tempfile.TemporaryDirectory(prefix="slipstream-random-") as tmp:
@@ -149,6 +149,8 @@ def command_line(args, seed, config, ops, drop):
     name, mode, extra = config
     env = " ".join(f"{k}={v}" for k, v in extra.items())
     line = f"{args.program} --seed {seed} --ops {ops} --queues {args.queues}"
+    if args.share_queues:
+        line += " --share-queues"
     if drop:
         line += " --drop " + ",".join(str(i) for i in sorted(drop))
     how = {"off": "DISABLE_SLIPSTREAM=1", "on": "tools/slipstream run --",
@@ -196,6 +198,8 @@ def main(argv):
     # 1.3.239 validation layer reports cross-queue races in some generated two-queue programs
     # with Slipstream and without it alike (validation_alone); --queues 1 leaves them out.
     p.add_argument("--queues", type=int, default=2, help="queues the program may use (default 2)")
+    p.add_argument("--share-queues", action="store_true",
+                   help="queues the device lacks share its last one (random_program --share-queues)")
     p.add_argument("--long", action="store_true", help="2000 seeds of 120 actions")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--shrink", action="store_true")

@@ -223,10 +223,22 @@ void Runner::create_device() {
         qs.timeline = vkapp::create_timeline_semaphore(ctx_, 0);
         queues_.push_back(qs);
     }
-    std::printf("random_program: seed %llu, %zu actions, %zu queue(s), synchronization2 %s, push descriptors %s, "
-                "timestamps %s\n",
+    // --share-queues on a device with fewer queues than asked (lavapipe has one): the others
+    // share its last queue. Their handoffs (binary and timeline semaphores, the signal always
+    // submitted first) then run on one VkQueue, which orders more than the model assumes but
+    // still takes every path a layer has for them.
+    const size_t real = queues_.size();
+    while (opt_.share_queues && queues_.size() < opt_.queues) {
+        QueueState qs;
+        qs.queue = queues_[real - 1].queue;
+        qs.timeline = vkapp::create_timeline_semaphore(ctx_, 0);
+        queues_.push_back(qs);
+    }
+    std::printf("random_program: seed %llu, %zu actions, %zu queue(s) (%zu shared), synchronization2 %s, push "
+                "descriptors %s, timestamps %s\n",
                 static_cast<unsigned long long>(opt_.seed), program_.actions.size(), queues_.size(),
-                sync2_ ? "yes" : "no", push_descriptor_ ? "yes" : "no", timestamps_ ? "yes" : "no");
+                queues_.size() - real, sync2_ ? "yes" : "no", push_descriptor_ ? "yes" : "no",
+                timestamps_ ? "yes" : "no");
     VkCommandPoolCreateInfo ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     ci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     ci.queueFamilyIndex = ctx_.queue_family;

@@ -17,6 +17,8 @@ struct RunOptions {
     bool print = false;       // one line per lowered step on stdout
     std::string dump;         // raw bytes of every host read, in order
     uint32_t queues = 2;      // at most this many queues (the device may have fewer)
+    // With fewer queues on the device than `queues`: the others share its last queue.
+    bool share_queues = false;
 };
 
 // Runs the program; prints `checksum: <16 hex>` and returns the exit status (0 fine, 1

@@ -38,28 +38,71 @@ TEST(SemaphoreCarry, TimelineWaitsAndSignalsWithTheirValues) {
     s.signalSemaphoreCount = 1;
     s.pSignalSemaphores = signals;
     std::vector<SemaphoreValue> w, g;
-    ASSERT_TRUE(timeline_uses(s, kind, w, g));
+    ASSERT_TRUE(semaphore_uses(s, kind, w, g));
     ASSERT_EQ(w.size(), 2u);
     EXPECT_EQ(w[1].semaphore, sem(2));
     EXPECT_EQ(w[1].value, 7u);
     ASSERT_EQ(g.size(), 1u);
     EXPECT_EQ(g[0].value, 9u);
 
-    // A binary, shared or unknown semaphore, or no values at all: not carried.
-    for (uint64_t other : {10, 11, 12}) {
+    EXPECT_FALSE(w[1].binary);
+    EXPECT_EQ(w[1].stages, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+
+    // A shared or unknown semaphore: not carried.
+    for (uint64_t other : {11, 12}) {
         const VkSemaphore mixed[] = {sem(1), sem(other)};
         s.pWaitSemaphores = mixed;
         w.clear();
         g.clear();
-        EXPECT_FALSE(timeline_uses(s, kind, w, g)) << other;
+        EXPECT_FALSE(semaphore_uses(s, kind, w, g)) << other;
     }
+    // A binary semaphore beside a timeline: carried, with value 0 whatever the chain says.
+    const VkSemaphore mixed[] = {sem(1), sem(10)};
+    s.pWaitSemaphores = mixed;
+    w.clear();
+    g.clear();
+    ASSERT_TRUE(semaphore_uses(s, kind, w, g));
+    EXPECT_TRUE(w[1].binary);
+    EXPECT_EQ(w[1].value, 0u);
     s.pWaitSemaphores = waits;
+    // Timelines need their values: no chain, or values that do not match the semaphores.
     s.pNext = nullptr;
-    EXPECT_FALSE(timeline_uses(s, kind, w, g));
-    // Values that do not match the semaphores (binary-only submissions may leave them out).
+    EXPECT_FALSE(semaphore_uses(s, kind, w, g));
     s.pNext = &values;
     values.waitSemaphoreValueCount = 1;
-    EXPECT_FALSE(timeline_uses(s, kind, w, g));
+    EXPECT_FALSE(semaphore_uses(s, kind, w, g));
+}
+
+// Binary semaphores need no values; a VkSubmitInfo's wait stages are kept.
+TEST(SemaphoreCarry, BinaryOnlySubmissionsNeedNoValues) {
+    const VkSemaphore waits[] = {sem(10)}, signals[] = {sem(10)};
+    const VkPipelineStageFlags stages[] = {VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT};
+    VkSubmitInfo s{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    s.waitSemaphoreCount = 1;
+    s.pWaitSemaphores = waits;
+    s.pWaitDstStageMask = stages;
+    s.signalSemaphoreCount = 1;
+    s.pSignalSemaphores = signals;
+    std::vector<SemaphoreValue> w, g;
+    ASSERT_TRUE(semaphore_uses(s, kind, w, g));
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_TRUE(w[0].binary);
+    EXPECT_EQ(w[0].stages, VkPipelineStageFlags2(stages[0]));
+    ASSERT_EQ(g.size(), 1u);
+    EXPECT_TRUE(g[0].binary);
+    // A binary signal meets a binary wait of the same semaphore only.
+    EXPECT_TRUE(meets(g[0], w[0]));
+    EXPECT_FALSE(meets({sem(9), 0, true}, w[0]));
+    // A timeline signal meets a wait of a value as high.
+    EXPECT_TRUE(meets({sem(1), 5}, {sem(1), 5}));
+    EXPECT_FALSE(meets({sem(1), 4}, {sem(1), 5}));
+}
+
+// Sync2 stages as a VkSubmitInfo's: wide flags widen to ALL_COMMANDS, NONE is TOP_OF_PIPE.
+TEST(SemaphoreCarry, Sync1StagesOfSync2Masks) {
+    EXPECT_EQ(sync1_stages(VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT), VkPipelineStageFlags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT));
+    EXPECT_EQ(sync1_stages(VK_PIPELINE_STAGE_2_COPY_BIT), VkPipelineStageFlags(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT));
+    EXPECT_EQ(sync1_stages(VK_PIPELINE_STAGE_2_NONE), VkPipelineStageFlags(VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT));
 }
 
 TEST(SemaphoreCarry, Submit2NamesDeviceZeroOnly) {
@@ -75,14 +118,23 @@ TEST(SemaphoreCarry, Submit2NamesDeviceZeroOnly) {
     s.signalSemaphoreInfoCount = 1;
     s.pSignalSemaphoreInfos = &signal;
     std::vector<SemaphoreValue> w, g;
-    ASSERT_TRUE(timeline_uses(s, kind, w, g));
+    ASSERT_TRUE(semaphore_uses(s, kind, w, g));
     EXPECT_EQ(w[0].value, 3u);
     EXPECT_EQ(g[0].semaphore, sem(2));
     signal.deviceIndex = 1;
-    EXPECT_FALSE(timeline_uses(s, kind, w, g));
+    EXPECT_FALSE(semaphore_uses(s, kind, w, g));
     signal.deviceIndex = 0;
+    signal.semaphore = sem(11);
+    EXPECT_FALSE(semaphore_uses(s, kind, w, g));
+    // A binary semaphore: its value is ignored; a wait keeps its stage mask.
     signal.semaphore = sem(10);
-    EXPECT_FALSE(timeline_uses(s, kind, w, g));
+    wait.stageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+    w.clear();
+    g.clear();
+    ASSERT_TRUE(semaphore_uses(s, kind, w, g));
+    EXPECT_EQ(w[0].stages, VK_PIPELINE_STAGE_2_COPY_BIT);
+    EXPECT_TRUE(g[0].binary);
+    EXPECT_EQ(g[0].value, 0u);
 }
 
 // A batch signals every value its submissions asked for, in order: a semaphore's second value
@@ -139,4 +191,30 @@ TEST(SemaphoreCarry, BatchSubmissionSignalsEveryValueThenTheTimeline) {
     const BatchSubmission none(0, nullptr, nullptr, {});
     EXPECT_EQ(none.count(), 1u);
     EXPECT_EQ(none.infos()[0].signalSemaphoreCount, 0u);
+}
+
+// Carried waits go in the first batch, with their values and stages; signals after the work.
+TEST(SemaphoreCarry, BatchSubmissionWaitsFirst) {
+    VkCommandBuffer cb = reinterpret_cast<VkCommandBuffer>(uintptr_t(0x100));
+    const TimelineSignal queue_timeline(sem(9), 77);
+    const BatchSubmission b(1, &cb, &queue_timeline, {{sem(1), 1}, {sem(1), 2}},
+                            {{sem(2), 6, false, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT},
+                             {sem(10), 0, true, VK_PIPELINE_STAGE_2_COPY_BIT}});
+    ASSERT_EQ(b.count(), 2u);
+    const VkSubmitInfo& first = b.infos()[0];
+    ASSERT_EQ(first.waitSemaphoreCount, 2u);
+    EXPECT_EQ(first.pWaitSemaphores[0], sem(2));
+    EXPECT_EQ(first.pWaitDstStageMask[0], VkPipelineStageFlags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT));
+    EXPECT_EQ(first.pWaitDstStageMask[1], VkPipelineStageFlags(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT));
+    const auto* values = static_cast<const VkTimelineSemaphoreSubmitInfo*>(first.pNext);
+    ASSERT_NE(values, nullptr);
+    ASSERT_EQ(values->waitSemaphoreValueCount, 2u);
+    EXPECT_EQ(values->pWaitSemaphoreValues[0], 6u);
+    EXPECT_EQ(values->pSignalSemaphoreValues[0], 1u);
+    EXPECT_EQ(b.infos()[1].waitSemaphoreCount, 0u);
+    // Waits alone (a failed batch's semaphores): one empty batch that waits.
+    const BatchSubmission alone(0, nullptr, nullptr, {}, {{sem(10), 0, true}});
+    ASSERT_EQ(alone.count(), 1u);
+    EXPECT_EQ(alone.infos()[0].waitSemaphoreCount, 1u);
+    EXPECT_EQ(alone.infos()[0].commandBufferCount, 0u);
 }

@@ -59,7 +59,10 @@ namespace slipstream {
     X(CommandBuffersDirect, "command_buffers_direct") /* fusable, but the GPU was idle: as recorded */ \
     X(BatchCommandBuffers, "batch_command_buffers")  /* in the batches submitted (÷ batches_flushed) */ \
     X(PassedNotCaptured, "passed_not_captured") /* submitted as they are: no complete capture */ \
-    X(SemaphoreSubmitsFused, "semaphore_submits_fused") /* submissions with timeline waits or signals fused */ \
+    X(SemaphoreSubmitsFused, "semaphore_submits_fused") /* submissions with semaphore waits or signals fused */ \
+    X(SemaphoreWaitsCarried, "semaphore_waits_carried") /* waits not yet met that a fused batch waits for */ \
+    X(BinarySemaphoresPaired, "binary_semaphores_paired") /* binary signal + wait pairs inside one batch, both dropped */ \
+    X(SemaphoreSplits, "semaphore_splits") /* open batches submitted early: a carried wait or its signal came next */ \
     X(PassedSemaphores, "passed_semaphores")    /* ... the submit waits on or signals semaphores */ \
     X(PassedSubmitExtension, "passed_submit_extension") /* ... pNext, flags or device masks */ \
     X(PassedOtherFamily, "passed_other_family") /* ... recorded for another queue family */ \

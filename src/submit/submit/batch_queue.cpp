@@ -21,13 +21,49 @@ void BatchQueue::add(const CommandBufferState& cb) {
     if (cb.lazy) ++open_.lazy;
 }
 
+void BatchQueue::count_holder(bool held_before) {
+    const bool holds = open_.holds_semaphores();
+    if (holds == held_before) return;
+    const int delta = holds ? 1 : -1;
+    signal_batches_.fetch_add(uint32_t(delta), std::memory_order_acq_rel);
+    d_.held_signal_batches.fetch_add(uint32_t(delta), std::memory_order_acq_rel);
+}
+
 void BatchQueue::add_signals(const std::vector<SemaphoreValue>& signals) {
     if (signals.empty()) return;
-    if (open_.signals.empty()) {
-        signal_batches_.fetch_add(1, std::memory_order_acq_rel);
-        d_.held_signal_batches.fetch_add(1, std::memory_order_acq_rel);
-    }
+    const bool before = open_.holds_semaphores();
     open_.signals.insert(open_.signals.end(), signals.begin(), signals.end());
+    count_holder(before);
+}
+
+void BatchQueue::add_waits(const std::vector<SemaphoreValue>& waits) {
+    if (waits.empty()) return;
+    const bool before = open_.holds_semaphores();
+    open_.waits.insert(open_.waits.end(), waits.begin(), waits.end());
+    count_holder(before);
+}
+
+bool BatchQueue::signals_binary(VkSemaphore semaphore) const {
+    for (const SemaphoreValue& s : open_.signals)
+        if (s.binary && s.semaphore == semaphore) return true;
+    return false;
+}
+
+void BatchQueue::pair_binary(VkSemaphore semaphore) {
+    const bool before = open_.holds_semaphores();
+    for (size_t i = open_.signals.size(); i-- > 0;)
+        if (open_.signals[i].binary && open_.signals[i].semaphore == semaphore) {
+            open_.signals.erase(open_.signals.begin() + std::ptrdiff_t(i));
+            break;
+        }
+    count_holder(before);
+}
+
+bool BatchQueue::waited_by_open(const std::vector<SemaphoreValue>& signals) const {
+    for (const SemaphoreValue& w : open_.waits)
+        for (const SemaphoreValue& s : signals)
+            if (meets(s, w)) return true;
+    return false;
 }
 
 bool BatchQueue::seal() {
@@ -68,7 +104,7 @@ HeldBatch BatchQueue::take_open() {
 void BatchQueue::done_with(const HeldBatch& b) {
     pending_.fetch_sub(1, std::memory_order_acq_rel);
     d_.open_batches.fetch_sub(1, std::memory_order_acq_rel);
-    if (!b.signals.empty()) {
+    if (b.holds_semaphores()) {
         signal_batches_.fetch_sub(1, std::memory_order_acq_rel);
         d_.held_signal_batches.fetch_sub(1, std::memory_order_acq_rel);
     }

@@ -27,9 +27,13 @@ struct HeldBatch {
     std::vector<VkFence> fences;
     // A bit per fence in `fences` (fence_bit): a wait whose fences have none set needs no scan.
     uint64_t fence_bits = 0;
-    // Timeline semaphore values its submissions signal, in their order (semaphore_carry.h);
-    // the batch's submission signals them once its work is done.
+    // Semaphores its submissions signal, in their order (semaphore_carry.h); the batch's
+    // submission signals them once its work is done.
     std::vector<SemaphoreValue> signals;
+    // Waits its first submission carried (semaphore_carry.h): the batch's submission waits.
+    std::vector<SemaphoreValue> waits;
+    // It holds semaphore operations an observer elsewhere must see submitted first.
+    bool holds_semaphores() const { return !signals.empty() || !waits.empty(); }
     uint32_t ops = 0, records = 0, lazy = 0;
     uint64_t opened_ns = 0;
     // Opened by a submission made after the application saw everything before it on the
@@ -62,8 +66,16 @@ public:
         const uint64_t h = uint64_t(reinterpret_cast<uintptr_t>(fence)) * 0x9e3779b97f4a7c15ull;
         return uint64_t(1) << (h >> 58);
     }
-    // A fused submission's timeline signals: signaled by the batch that holds it.
+    // A fused submission's signals: signaled by the batch that holds it.
     void add_signals(const std::vector<SemaphoreValue>& signals);
+    // The waits of the submission that opened the batch: the batch's submission waits.
+    void add_waits(const std::vector<SemaphoreValue>& waits);
+    // Whether the open batch signals binary `semaphore` (a later wait in it may take that).
+    bool signals_binary(VkSemaphore semaphore) const;
+    // A wait in the open batch took its last signal of binary `semaphore`: neither goes.
+    void pair_binary(VkSemaphore semaphore);
+    // Whether one of `signals` meets a wait the open batch carries.
+    bool waited_by_open(const std::vector<SemaphoreValue>& signals) const;
     // The open batch is full: it goes to the flusher. False when the flusher is behind (two
     // batches waiting): then the caller flushes itself.
     bool seal();
@@ -87,7 +99,8 @@ public:
     // --- any thread, no lock ---
     // A batch is open, sealed or being recorded.
     bool has_pending() const { return pending_.load(std::memory_order_acquire) != 0; }
-    // A batch held (open, sealed or being recorded) signals semaphores of the application's.
+    // A batch held (open, sealed or being recorded) signals or waits for semaphores of the
+    // application's.
     bool holds_signals() const { return signal_batches_.load(std::memory_order_acquire) != 0; }
 
 private:
@@ -96,7 +109,9 @@ private:
     std::deque<HeldBatch> sealed_;
     const HeldBatch* recording_ = nullptr;
     std::atomic<uint32_t> pending_{0};
-    std::atomic<uint32_t> signal_batches_{0};  // held batches with signals (DeviceState::held_signal_batches too)
+    // Held batches with semaphores (HeldBatch::holds_semaphores; DeviceState::held_signal_batches too).
+    std::atomic<uint32_t> signal_batches_{0};
+    void count_holder(bool held_before);
 };
 
 // The application's command buffers of a batch no replay will carry: they may be reset or

@@ -72,9 +72,11 @@ struct Classified {
     PassReason why = PassReason::None;
     VkStructureType extension = VK_STRUCTURE_TYPE_MAX_ENUM;  // the sType that stopped it, if one did
     uint32_t total = 0;
-    // Timeline semaphores the call's submissions signal, carried with its work; and whether
-    // any submission waited or signaled (semaphore_carry.h).
-    std::vector<SemaphoreValue> signals;
+    // Semaphores the call's submissions signal, carried with its work; waits its first
+    // submission carries (the batch it starts waits); binary waits that take a signal of the
+    // open batch (both dropped); and whether any submission waited or signaled
+    // (semaphore_carry.h).
+    std::vector<SemaphoreValue> signals, waits, pairs;
     bool semaphores = false;
     bool lazy = false;  // a command buffer only a replay can carry
     const CommandBufferState* inline_states[kInlineStates];
@@ -84,27 +86,46 @@ struct Classified {
     }
 };
 
-// Whether a batch can carry the submission's semaphores (semaphore_carry.h): every one a
-// timeline nobody outside shares; every wait met by earlier work on this queue (ordered by the
-// fuse barrier) or already reached. Its signals go into c.signals.
+// Whether a batch can carry the submission's semaphores (semaphore_carry.h): every one known
+// and not shared. Waits met in queue order (ordered by the fuse barrier) or already reached
+// are dropped; a binary wait takes a binary signal earlier in the call (both dropped) or in the
+// open batch (c.pairs); any other wait is carried by the batch the call's first submission
+// starts (c.waits); in a later submission of the call it passes the call through. Signals go
+// into c.signals.
 template <typename Info>
-bool carry_semaphores(const DeviceState& d, const QueueFusion& f, const Info& submit, Classified& c) {
+bool carry_semaphores(const DeviceState& d, const QueueFusion& f, const Info& submit, bool first, Classified& c) {
     if (!d.record || !d.fusion_counter_value) return false;
     std::vector<SemaphoreValue> waits;
-    const size_t earlier = c.signals.size();  // signals of the call's earlier submissions
+    size_t earlier = c.signals.size();  // signals of the call's earlier submissions
     auto record = [&](VkSemaphore s) { return d.record->semaphore(s); };
-    if (!timeline_uses(submit, record, waits, c.signals)) return false;
-    auto met_in_order = [&](const SemaphoreValue& w) {
-        if (f.signaled_here(w)) return true;
-        for (size_t i = 0; i < earlier; ++i)
-            if (c.signals[i].semaphore == w.semaphore && c.signals[i].value >= w.value) return true;
+    if (!semaphore_uses(submit, record, waits, c.signals)) return false;
+    // (Without the fuse barrier nothing orders one submission's work after another's.)
+    const bool ordered = d.settings.fuse_barrier;
+    auto met_in_call = [&](const SemaphoreValue& w) {
+        for (size_t i = earlier; i-- > 0;)
+            if (meets(c.signals[i], w)) {
+                if (w.binary) {  // the pair: neither goes
+                    c.signals.erase(c.signals.begin() + std::ptrdiff_t(i));
+                    --earlier;
+                }
+                return true;
+            }
         return false;
     };
     for (const SemaphoreValue& w : waits) {
-        // (Without the fuse barrier nothing orders one submission's work after another's.)
-        if (d.settings.fuse_barrier && met_in_order(w)) continue;
-        uint64_t value = 0;
-        if (d.fusion_counter_value(d.device, w.semaphore, &value) != VK_SUCCESS || value < w.value) return false;
+        if (ordered && met_in_call(w)) continue;
+        if (w.binary) {
+            if (ordered && f.signals_binary(w.semaphore)) {
+                c.pairs.push_back(w);
+                continue;
+            }
+        } else {
+            if (ordered && f.signaled_here(w)) continue;
+            uint64_t value = 0;
+            if (d.fusion_counter_value(d.device, w.semaphore, &value) == VK_SUCCESS && value >= w.value) continue;
+        }
+        if (!first) return false;
+        c.waits.push_back(w);
     }
     c.semaphores = true;
     return true;
@@ -117,7 +138,8 @@ void classify(const DeviceState& d, const QueueState& q, uint32_t count, const I
     if (!d.fusable.load(std::memory_order_relaxed)) c.why = PassReason::NotCaptured;
     for (uint32_t i = 0; i < count && c.why == PassReason::None; ++i) {
         c.why = classify_submit(submits[i], d.one_physical_device, &c.extension);
-        if (c.why == PassReason::Semaphores && carry_semaphores(d, *q.fusion, submits[i], c)) c.why = PassReason::None;
+        if (c.why == PassReason::Semaphores && carry_semaphores(d, *q.fusion, submits[i], i == 0, c))
+            c.why = PassReason::None;
         for (uint32_t j = 0; j < command_buffer_count(submits[i]) && c.why == PassReason::None; ++j) {
             const CommandBufferState* cb;
             c.why = classify_command_buffer(d, q, command_buffer(submits[i], j), &cb);
@@ -146,21 +168,41 @@ bool goes_direct(DeviceState& d, const QueueState& q, QueueFusion& f, const Clas
     return !c.lazy && idle_latency && !owes_closing(f, c);
 }
 
+// A call whose first submission carries waits starts a batch of its own, and so does one that
+// signals what the open batch waits for (a wait before its signal on this queue): the open
+// batch goes first. Its binary waits that were to take the open batch's signals are then
+// carried instead (those signals are with the driver, earlier on this queue).
+VkResult split_for_semaphores(DeviceState& d, QueueFusion& f, Classified& c, QueueLock& lock) {
+    if (!c.semaphores || !f.open() || (c.waits.empty() && !f.waited_by_open(c.signals))) return VK_SUCCESS;
+    lock.add_recording();
+    if (VkResult r = f.flush(FlushReason::PassThrough); r < 0) return r;
+    c.waits.insert(c.waits.end(), c.pairs.begin(), c.pairs.end());
+    c.pairs.clear();
+    d.stats.add(Counter::SemaphoreSplits);
+    return VK_SUCCESS;
+}
+
 // Joins the open batch; then the flush rules say whether it stays open, goes to the flusher, or
 // goes now (taking the recording lock).
-VkResult append_to_batch(DeviceState& d, QueueFusion& f, const Classified& c, VkFence fence, QueueLock& lock) {
-    const bool was_open = f.open();
-    for (uint32_t i = 0; i < c.total; ++i) f.append(*c[i]);
-    if (fence) f.add_fence(fence);
-    if (c.semaphores) {
-        f.add_signals(c.signals);
-        d.stats.add(Counter::SemaphoreSubmitsFused);
-    }
-    d.stats.add(Counter::CommandBuffersFused, c.total);
+VkResult append_to_batch(DeviceState& d, QueueFusion& f, Classified& c, VkFence fence, QueueLock& lock) {
     auto flush_now = [&](FlushReason reason) {
         lock.add_recording();
         return f.flush(reason);
     };
+    if (VkResult r = split_for_semaphores(d, f, c, lock); r < 0) return r;
+    const bool was_open = f.open();
+    for (uint32_t i = 0; i < c.total; ++i) f.append(*c[i]);
+    if (fence) f.add_fence(fence);
+    if (c.semaphores) {
+        for (const SemaphoreValue& w : c.pairs) f.pair_binary(w.semaphore);
+        f.add_waits(c.waits);
+        f.add_signals(c.signals);
+        d.fusion->awaited().waited(c.waits);
+        d.stats.add(Counter::SemaphoreSubmitsFused);
+        d.stats.add(Counter::SemaphoreWaitsCarried, c.waits.size());
+        d.stats.add(Counter::BinarySemaphoresPaired, c.pairs.size());
+    }
+    d.stats.add(Counter::CommandBuffersFused, c.total);
     // A queue already waits on the GPU for one of its signals: no deadline to wait for.
     if (c.semaphores && d.fusion->awaited().met_by(c.signals)) return flush_now(FlushReason::Observe);
     // An exportable fence must be the driver's own: it leaves with the batch now.
@@ -199,7 +241,7 @@ void note_passed_semaphores(DeviceState& d, QueueFusion& f, uint32_t count, cons
         if (!signal_count(submits[i]) && !wait_count(submits[i])) continue;
         waits.clear();
         signals.clear();
-        if (!timeline_uses(submits[i], record, waits, signals)) continue;
+        if (!semaphore_uses(submits[i], record, waits, signals)) continue;
         f.note_signals(signals);
         d.fusion->awaited().waited(waits);
     }
@@ -239,10 +281,14 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
         f.note_submission(fence);
         if (goes_direct(d, q, f, c)) {
             d.stats.add(Counter::CommandBuffersDirect, c.total);
-            f.note_signals(c.signals);  // (its semaphores go to the driver as the application made them)
+            // (Its semaphores go to the driver as the application made them.)
+            f.note_signals(c.signals);
+            d.fusion->awaited().waited(c.waits);
             return f.submit_direct(count, submits, fence, next);
         }
     }
+    // Carried waits open a batch; a call with no command buffers has none to open.
+    if (!c.waits.empty() && c.total == 0) c.why = PassReason::Semaphores;
     if (c.why == PassReason::None && (c.total > 0 || f.open())) return append_to_batch(d, f, c, fence, lock);
     return pass_through(d, f, c, count, submits, fence, next, lock);
 }

@@ -1,6 +1,7 @@
 #include "submit/fusion.h"
 
 #include "core/log.h"
+#include "state/object_record.h"
 #include "state/object_state.h"
 #include "submit/fusing_queues.h"
 #include "submit/queue_fusion.h"
@@ -108,6 +109,44 @@ VkResult flush_signal_holders(DeviceState& d, const QueueState* except) {
     const QueueFusion* skip = except ? except->fusion.get() : nullptr;
     return flush_open(d, FlushReason::Observe,
                       [skip](const QueueFusion& f) { return &f != skip && f.holds_signals(); });
+}
+
+namespace {
+uint32_t waits_of(const VkSubmitInfo& s) { return s.waitSemaphoreCount; }
+uint32_t waits_of(const VkSubmitInfo2& s) { return s.waitSemaphoreInfoCount; }
+uint32_t signals_of(const VkSubmitInfo& s) { return s.signalSemaphoreCount; }
+uint32_t signals_of(const VkSubmitInfo2& s) { return s.signalSemaphoreInfoCount; }
+VkSemaphore signal_of(const VkSubmitInfo& s, uint32_t i) { return s.pSignalSemaphores[i]; }
+VkSemaphore signal_of(const VkSubmitInfo2& s, uint32_t i) { return s.pSignalSemaphoreInfos[i].semaphore; }
+
+bool binary(const DeviceState& d, VkSemaphore s) {
+    const std::optional<SemaphoreRecord> r = d.record ? d.record->semaphore(s) : std::nullopt;
+    return !r || !r->timeline;  // (unknown: assume the worst)
+}
+
+template <typename Info>
+bool needs_holders_first(const DeviceState& d, uint32_t count, const Info* submits) {
+    for (uint32_t i = 0; i < count; ++i) {
+        if (waits_of(submits[i])) return true;
+        for (uint32_t j = 0; j < signals_of(submits[i]); ++j)
+            if (binary(d, signal_of(submits[i], j))) return true;
+    }
+    return false;
+}
+
+template <typename Info>
+VkResult flush_holders_before_as(DeviceState& d, const QueueState* q, uint32_t count, const Info* submits) {
+    if (!d.fusion || d.held_signal_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
+    if (!needs_holders_first(d, count, submits)) return VK_SUCCESS;
+    return flush_signal_holders(d, q);
+}
+}  // namespace
+
+VkResult flush_holders_before(DeviceState& d, const QueueState* q, uint32_t count, const VkSubmitInfo* submits) {
+    return flush_holders_before_as(d, q, count, submits);
+}
+VkResult flush_holders_before(DeviceState& d, const QueueState* q, uint32_t count, const VkSubmitInfo2* submits) {
+    return flush_holders_before_as(d, q, count, submits);
 }
 
 void semaphore_destroyed(DeviceState& d, VkSemaphore semaphore) {

@@ -56,10 +56,15 @@ VkResult flush_device(DeviceState& d, FlushReason reason);
 // is held; a failed batch's error reaches the waits on its fences.
 void flush_before_destroy(DeviceState& d);
 // Before anything that can observe a semaphore of the application's signal (a host wait or
-// counter read, a submission that waits on it, sparse binding): submits the held batches that
-// carry such signals (semaphore_carry.h), on every fusing queue but `except` (null: all). One
+// counter read, a submission that waits on it, sparse binding, a present): submits the held
+// batches that carry semaphores (semaphore_carry.h), on every fusing queue but `except` (null: all). One
 // atomic load while none is held. Returns the first error.
 VkResult flush_signal_holders(DeviceState& d, const QueueState* except = nullptr);
+// The same before a submission to `q` that waits on a semaphore, or signals a binary one that
+// a held batch of another queue may wait for (that wait must reach the driver before the new
+// signal). One atomic load while no batch holds semaphores.
+VkResult flush_holders_before(DeviceState& d, const QueueState* q, uint32_t count, const VkSubmitInfo* submits);
+VkResult flush_holders_before(DeviceState& d, const QueueState* q, uint32_t count, const VkSubmitInfo2* submits);
 // vkDestroySemaphore, after flush_before_destroy: the queues forget what they noted of it.
 void semaphore_destroyed(DeviceState& d, VkSemaphore semaphore);
 

@@ -53,15 +53,24 @@ public:
     void append(const CommandBufferState& cb);
     // The application's fence of a fused submission: signaled after the batch that holds it.
     void add_fence(VkFence fence) { batches_.add_fence(fence); }
-    // A fused submission's timeline signals (semaphore_carry.h): carried by the open batch.
+    // A fused submission's signals (semaphore_carry.h): carried by the open batch.
     void add_signals(const std::vector<SemaphoreValue>& signals) {
         batches_.add_signals(signals);
         note_signals(signals);
     }
-    // Signals that go to the driver in queue order from here (fused or direct): a later wait
-    // on one of them is met by the work before it on this queue.
+    // The waits of the submission that opened the batch (semaphore_carry.h): the batch waits.
+    void add_waits(const std::vector<SemaphoreValue>& waits) { batches_.add_waits(waits); }
+    // Binary semaphore pairs inside the open batch (semaphore_carry.h).
+    bool signals_binary(VkSemaphore semaphore) const { return batches_.signals_binary(semaphore); }
+    void pair_binary(VkSemaphore semaphore) { batches_.pair_binary(semaphore); }
+    // Whether one of `signals` meets a wait the open batch carries (a wait before its signal
+    // on this queue: that signal's submission goes in a batch after it).
+    bool waited_by_open(const std::vector<SemaphoreValue>& signals) const { return batches_.waited_by_open(signals); }
+    // Timeline signals that go to the driver in queue order from here (fused or direct): a
+    // later wait on one of them is met by the work before it on this queue.
     void note_signals(const std::vector<SemaphoreValue>& signals) {
         for (const SemaphoreValue& s : signals) {
+            if (s.binary) continue;
             uint64_t& v = signaled_[s.semaphore];
             if (s.value > v) v = s.value;
         }

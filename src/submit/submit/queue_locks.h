@@ -39,8 +39,9 @@ public:
     // Holding the queue lock alone: takes the recording lock as well. The queue lock is let go
     // first (the order), so what the caller read under it may have changed meanwhile; of a
     // submitting thread's queue, only the flusher can act then, and it only submits what is
-    // held, in order.
+    // held, in order. (Already held: nothing to do.)
     void add_recording() {
+        if (recording_.owns_lock()) return;
         queue_.unlock();
         recording_ = std::unique_lock(locks_.recording());
         queue_.lock();

@@ -93,15 +93,16 @@ inline VkSubmitInfo submit_of(const VkCommandBuffer* cb, const TimelineSignal* s
     return s;
 }
 
-// The batches of one vkQueueSubmit of our `count` command buffers (0: none) that signals the
-// application's timeline values a batch carries (`also`, signal_rounds: the first round with
-// the work, each later one in an empty batch after it) and, in the last batch, the queue's
-// timeline (`signal`; null: not), so that the timeline says the application's signals are
-// done too. `infos()` and `count()` are what to submit; it points into itself.
+// The batches of one vkQueueSubmit of our `count` command buffers (0: none) that waits for the
+// semaphores a batch carries (`waits`, in the first batch, with their stages), signals the
+// application's semaphores it carries (`also`, signal_rounds: the first round with the work,
+// each later one in an empty batch after it) and, in the last batch, the queue's timeline
+// (`signal`; null: not), so that the timeline says the application's signals are done too.
+// `infos()` and `count()` are what to submit; it points into itself.
 class BatchSubmission {
 public:
     BatchSubmission(uint32_t count, const VkCommandBuffer* cbs, const TimelineSignal* signal,
-                    const std::vector<SemaphoreValue>& also) {
+                    const std::vector<SemaphoreValue>& also, const std::vector<SemaphoreValue>& waits = {}) {
         std::vector<std::vector<SemaphoreValue>> rounds = signal_rounds(also);
         if (rounds.empty()) rounds.resize(1);
         const size_t n = rounds.size();
@@ -127,6 +128,7 @@ public:
             infos_[r].signalSemaphoreCount = uint32_t(semaphores_[r].size());
             infos_[r].pSignalSemaphores = semaphores_[r].data();
         }
+        add_waits(waits);
     }
     BatchSubmission(const BatchSubmission&) = delete;
     BatchSubmission& operator=(const BatchSubmission&) = delete;
@@ -134,6 +136,24 @@ public:
     const VkSubmitInfo* infos() const { return infos_.data(); }
 
 private:
+    void add_waits(const std::vector<SemaphoreValue>& waits) {
+        if (waits.empty()) return;
+        for (const SemaphoreValue& w : waits) {
+            wait_semaphores_.push_back(w.semaphore);
+            wait_values_.push_back(w.value);
+            wait_stages_.push_back(sync1_stages(w.stages));
+        }
+        chains_[0].waitSemaphoreValueCount = uint32_t(wait_values_.size());
+        chains_[0].pWaitSemaphoreValues = wait_values_.data();
+        infos_[0].pNext = &chains_[0];
+        infos_[0].waitSemaphoreCount = uint32_t(wait_semaphores_.size());
+        infos_[0].pWaitSemaphores = wait_semaphores_.data();
+        infos_[0].pWaitDstStageMask = wait_stages_.data();
+    }
+
+    std::vector<VkSemaphore> wait_semaphores_;
+    std::vector<uint64_t> wait_values_;
+    std::vector<VkPipelineStageFlags> wait_stages_;
     std::vector<std::vector<VkSemaphore>> semaphores_;
     std::vector<std::vector<uint64_t>> values_;
     std::vector<VkTimelineSemaphoreSubmitInfo> chains_;
