@@ -1,15 +1,23 @@
 // Whether pooling pays (objects/pool_cost.h): the decision by the numbers, what the averages
-// take from samples, the sampling, the probes while pooling pays.
+// take from samples, the sampling, the probes while pooling pays; and the pools' side of it
+// (fence_pool.h, timeline_pool.h): what they refuse and forget once pooling does not pay.
+#include "objects/fence_pool.h"
 #include "objects/pool_cost.h"
+#include "objects/timeline_pool.h"
 
 #include <gtest/gtest.h>
 
 using slipstream::objects::CostSite;
+using slipstream::objects::FencePool;
 using slipstream::objects::Pooling;
 using slipstream::objects::PoolCost;
 using slipstream::objects::pooling;
+using slipstream::objects::TimelinePool;
 
 namespace {
+VkFence fence(uintptr_t n) { return reinterpret_cast<VkFence>(n); }
+VkSemaphore semaphore(uintptr_t n) { return reinterpret_cast<VkSemaphore>(n); }
+
 // A cost that has learnt these averages (warmed up: kWarmUp equal samples each; 0: none).
 void learn(PoolCost& cost, uint64_t driver_create, uint64_t driver_destroy, uint64_t pool_create,
            uint64_t pool_destroy) {
@@ -181,4 +189,50 @@ TEST(PoolCost, WatchesOneHandleForItsDestroy) {
     EXPECT_TRUE(cost.watched(7));
     EXPECT_FALSE(cost.watched(7));  // once
     EXPECT_FALSE(cost.watched(0));
+}
+
+// A followed fence destroyed once pooling stopped paying goes to the driver, counted.
+TEST(PoolCost, FencePoolRefusesWhatDoesNotPay) {
+    FencePool pool(8);
+    EXPECT_FALSE(pool.following());
+    pool.created(fence(1));
+    pool.created(fence(2));
+    pool.created(fence(3));
+    EXPECT_TRUE(pool.following());
+    uint64_t created_at = 0;
+    bool not_worth = false;
+    EXPECT_TRUE(pool.wants(fence(1), &created_at, &not_worth));
+    EXPECT_FALSE(not_worth);
+    learn(pool.cost(), 40, 30, 100, 80);
+    EXPECT_FALSE(pool.wants(fence(2), &created_at, &not_worth));
+    EXPECT_TRUE(not_worth);
+    // Creates that go to the driver forget the rest: destroys take no lock any more.
+    pool.forget_live();
+    EXPECT_FALSE(pool.following());
+    not_worth = false;
+    EXPECT_FALSE(pool.wants(fence(3), &created_at, &not_worth));
+    EXPECT_FALSE(not_worth);
+    // `always` keeps whatever it costs.
+    FencePool always(8, true);
+    learn(always.cost(), 40, 30, 100, 80);
+    always.created(fence(4));
+    EXPECT_TRUE(always.wants(fence(4), &created_at));
+}
+
+TEST(PoolCost, TimelinePoolRefusesWhatDoesNotPayAndKeepsOffsets) {
+    TimelinePool pool(8);
+    pool.created(semaphore(1), 5);  // handed out with an offset
+    pool.created(semaphore(2), 0);
+    learn(pool.cost(), 40, 30, 100, 80);
+    bool not_worth = false;
+    EXPECT_FALSE(pool.wants(semaphore(2), &not_worth));
+    EXPECT_TRUE(not_worth);
+    // Forgetting the followed ones keeps the offset of one still alive: its values stay
+    // translated until its destroy, which forgets the offset too.
+    pool.forget_live();
+    EXPECT_FALSE(pool.following());
+    EXPECT_EQ(pool.offsets().find(semaphore(1)), 5u);
+    EXPECT_FALSE(pool.wants(semaphore(1)));
+    EXPECT_EQ(pool.offsets().find(semaphore(1)), 0u);
+    EXPECT_FALSE(pool.offsets().any());
 }
