@@ -7,12 +7,7 @@
 
 #include <gtest/gtest.h>
 
-using slipstream::objects::CostSite;
-using slipstream::objects::FencePool;
-using slipstream::objects::Pooling;
-using slipstream::objects::PoolCost;
-using slipstream::objects::pooling;
-using slipstream::objects::TimelinePool;
+using namespace slipstream::objects;
 
 namespace {
 VkFence fence(uintptr_t n) { return reinterpret_cast<VkFence>(n); }

@@ -42,6 +42,8 @@
 #include "core/clock.h"
 #include "objects/cost_average.h"
 
+#include <vulkan/vulkan.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -151,6 +153,8 @@ inline Pooling pooling(PoolCost* cost) {
     if (!cost->pays()) return Pooling::NotWorth;
     return cost->probe(CostSite::DriverCreate) ? Pooling::Probe : Pooling::Pool;
 }
+// Whether the pool follows what the driver creates for a request that went `how`.
+inline bool follows(Pooling how) { return how == Pooling::Pool || how == Pooling::Probe; }
 
 template <typename Handle>
 uint64_t handle_bits(Handle handle) {
@@ -183,5 +187,20 @@ private:
     CostSite site_;
     uint64_t start_;
 };
+
+// The driver's `create` (of `*handle`) for a request that went `how`: timed where `cost` asks
+// or as a probe, and then the handle watched so that its destroy is timed too.
+template <typename Handle, typename Create>
+VkResult driver_create(PoolCost* cost, Pooling how, Handle* handle, Create create) {
+    CostTimer timer(cost, CostSite::DriverCreate,
+                    how == Pooling::Probe || (cost && cost->timed(CostSite::DriverCreate)));
+    const VkResult r = create();
+    if (r != VK_SUCCESS) {
+        timer.cancel();
+        return r;
+    }
+    if (timer.stop()) cost->watch(handle_bits(*handle));
+    return r;
+}
 
 }  // namespace slipstream::objects

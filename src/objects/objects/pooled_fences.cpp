@@ -77,15 +77,10 @@ VkResult create_fence(DeviceState& d, const VkFenceCreateInfo* info, const VkAll
     if (pooled) {
         *fence = pooled;
     } else {
-        const bool timed = how == Pooling::Probe || (cost && cost->timed(CostSite::DriverCreate));
-        CostTimer timer(cost, CostSite::DriverCreate, timed);
-        const VkResult r = d.dispatch.CreateFence(d.device, info, allocator, fence);
-        if (r != VK_SUCCESS) {
-            timer.cancel();
-            return r;
-        }
-        if (timer.stop()) cost->watch(handle_bits(*fence));
-        if (how == Pooling::Pool || how == Pooling::Probe) pool->created(*fence);
+        const VkResult r =
+            driver_create(cost, how, fence, [&] { return d.dispatch.CreateFence(d.device, info, allocator, fence); });
+        if (r != VK_SUCCESS) return r;
+        if (follows(how)) pool->created(*fence);
     }
     // What the layer notes of every new fence, pooled or not.
     if (d.fusion) d.fusion->fences().fence_created(*fence, *info);

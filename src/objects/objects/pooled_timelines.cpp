@@ -91,15 +91,9 @@ VkResult create_semaphore(DeviceState& d, const VkSemaphoreCreateInfo* info, con
         timer.cancel();
         d.stats.add(Counter::TimelinesPoolMisses);
     }
-    const bool timed = how == Pooling::Probe || (cost && cost->timed(CostSite::DriverCreate));
-    CostTimer timer(cost, CostSite::DriverCreate, timed);
-    const VkResult r = d.dispatch.CreateSemaphore(d.device, info, allocator, semaphore);
-    if (r != VK_SUCCESS) {
-        timer.cancel();
-        return r;
-    }
-    if (timer.stop()) cost->watch(handle_bits(*semaphore));
-    if (how == Pooling::Pool || how == Pooling::Probe) pool->created(*semaphore, 0);
+    const VkResult r = driver_create(cost, how, semaphore,
+                                     [&] { return d.dispatch.CreateSemaphore(d.device, info, allocator, semaphore); });
+    if (r == VK_SUCCESS && follows(how)) pool->created(*semaphore, 0);
     return r;
 }
 
