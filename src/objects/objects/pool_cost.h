@@ -8,12 +8,10 @@
 // was timed, so that both are of the same kind of object) and what its own path takes (timed
 // at the creates it serves and the destroys it keeps), and for timeline semaphores what using
 // a pooled one costs later (translating its values), per hand-out. Pooling pays while the
-// pool's pair costs less than the driver's (worth_pooling). A cost not measured yet pools (a
-// miss, a hit, a keep measures it), and the pool's own costs count as not measured until they
-// are warmed up (below), so that no decision against pooling rests on the pool's first, cold
-// calls (once pooling stops, nothing times the pool again). The driver's destroy, which only
-// destroys that reach the driver can time, counts as 0 until timed (where the driver's create
-// alone costs less than the pool's pair, destroys go to the driver and time it).
+// pool's pair costs less than the driver's (worth_pooling). Until all four costs are measured
+// and warmed up (below) it pools (misses, hits, keeps and probes measure them): no decision
+// against pooling rests on first, cold calls, the pool's least of all (once pooling stops,
+// nothing times the pool again).
 //
 // Where pooling does not pay, creates go to the driver without the pool's lock and the pool
 // follows nothing. Timing costs two clock reads (~30 ns each on the machine lavapipe was
@@ -25,9 +23,9 @@
 // site's sample before: what disturbs a timing only adds to it, so one disturbed timing
 // changes no decision, and a driver that turns dear is noticed at its second sample (a driver
 // at hundreds of µs then outweighs any pool at once). While pooling pays, the driver's create
-// is timed on the pool's misses and on probes: creates that go to the driver although the
-// pool could serve them (probe_interval), so that a driver misjudged dear is found out even
-// where the pool never misses.
+// and destroy are timed on the pool's misses and on probes: creates and destroys that go to
+// the driver although the pool could serve them (probe_interval), so that the driver's costs
+// are known, and a driver misjudged dear found out, even where the pool serves everything.
 //
 // A wrong decision costs what one of the simpler configurations costs: pooling everything
 // (`always`) or nothing (`off`). (While pooling does not pay, no pool path runs to be timed
