@@ -191,8 +191,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     init_device_dispatch(*device, &state->dispatch, next_gdpa);
     if (state->settings.spin) state->idle = std::make_unique<IdleTracker>(*device, state->dispatch, &state->stats);
     if (state->settings.object_pool) {
-        state->fence_pool = std::make_unique<objects::FencePool>(state->settings.object_pool_fences);
-        state->timeline_pool = std::make_unique<objects::TimelinePool>(state->settings.object_pool_timelines);
+        const bool always = state->settings.object_pool_always;
+        state->fence_pool = std::make_unique<objects::FencePool>(state->settings.object_pool_fences, always);
+        state->timeline_pool = std::make_unique<objects::TimelinePool>(state->settings.object_pool_timelines, always);
     }
     instance->dispatch.GetPhysicalDeviceProperties(physical_device, &state->properties);
     instance->dispatch.GetPhysicalDeviceMemoryProperties(physical_device, &state->memory_properties);

@@ -20,7 +20,8 @@
 //                  carry the next round;
 //   unsubmitted    a fence created and destroyed without ever being submitted, then one created
 //                  again: unsignaled.
-// Prints nothing but a failure; the checksum covers every value read.
+// Prints nothing but a failure (and the device with --print-device); the checksum covers every
+// value read.
 #include "suite_util.h"
 #include "vk_app.h"
 
@@ -205,6 +206,7 @@ void unsubmitted(Rig& rig) {
 int main(int argc, char** argv) {
     const uint32_t scale = suite::parse_scale(argc, argv);
     vkapp::Context ctx = vkapp::create_context("fresh_fences");
+    suite::print_device(argc, argv, ctx);
     uint64_t checksum = 0;
     bool ok = true;
     {

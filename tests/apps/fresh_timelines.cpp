@@ -351,6 +351,7 @@ int main(int argc, char** argv) {
     if (khr) options.api_version = VK_API_VERSION_1_1;
     else options.synchronization2 = true;
     vkapp::Context ctx = vkapp::create_context("fresh_timelines", options);
+    suite::print_device(argc, argv, ctx);
     uint64_t checksum = 0;
     bool ok = true;
     {

@@ -22,11 +22,11 @@ inline bool has_flag(int argc, char** argv, const char* name) {
 }
 
 // Parses an optional `--scale N` (N >= 1, default 1). Unknown arguments are an error (exit 2),
-// except the program's own `flag` when it has one.
+// except the program's own `flag` when it has one, and --print-device (print_device).
 inline uint32_t parse_scale(int argc, char** argv, const char* flag = nullptr) {
     uint32_t scale = 1;
     for (int i = 1; i < argc; ++i) {
-        if (flag && std::strcmp(argv[i], flag) == 0) continue;
+        if ((flag && std::strcmp(argv[i], flag) == 0) || std::strcmp(argv[i], "--print-device") == 0) continue;
         if (std::strcmp(argv[i], "--scale") == 0 && i + 1 < argc) {
             long v = std::strtol(argv[++i], nullptr, 10);
             if (v < 1 || v > 1000) {
@@ -35,11 +35,18 @@ inline uint32_t parse_scale(int argc, char** argv, const char* flag = nullptr) {
             }
             scale = uint32_t(v);
         } else {
-            std::fprintf(stderr, "usage: %s [--scale N]%s%s\n", argv[0], flag ? " " : "", flag ? flag : "");
+            std::fprintf(stderr, "usage: %s [--scale N] [--print-device]%s%s\n", argv[0], flag ? " " : "",
+                         flag ? flag : "");
             std::exit(2);
         }
     }
     return scale;
+}
+
+// With --print-device: prints `device: <name>` on stdout, for a test whose expectations are
+// one driver's (run_app.py --skip-if "^device: (?!name)").
+inline void print_device(int argc, char** argv, const vkapp::Context& ctx) {
+    if (has_flag(argc, argv, "--print-device")) std::printf("device: %s\n", ctx.properties.deviceName);
 }
 
 using Rng = vkapp::Rng;

@@ -50,6 +50,12 @@ TEST(Settings, ParsesEveryAcceptedSpelling) {
     EXPECT_EQ(parse_settings(from({{"lazy_record", "0"}}), nullptr).lazy_record, LazyRecord::Off);
     EXPECT_TRUE(parse_settings(from({}), nullptr).object_pool);
     EXPECT_FALSE(parse_settings(from({{"object_pool", "off"}}), nullptr).object_pool);
+    // on pools where it pays, always whatever it costs.
+    EXPECT_FALSE(parse_settings(from({}), nullptr).object_pool_always);
+    EXPECT_FALSE(parse_settings(from({{"object_pool", "on"}}), nullptr).object_pool_always);
+    EXPECT_TRUE(parse_settings(from({{"object_pool", "Always"}}), nullptr).object_pool);
+    EXPECT_TRUE(parse_settings(from({{"object_pool", "always"}}), nullptr).object_pool_always);
+    EXPECT_FALSE(parse_settings(from({{"object_pool", "off"}}), nullptr).object_pool_always);
     EXPECT_EQ(parse_settings(from({}), nullptr).object_pool_fences, 256u);
     EXPECT_EQ(parse_settings(from({{"object_pool_fences", "1"}}), nullptr).object_pool_fences, 1u);
     EXPECT_EQ(parse_settings(from({{"object_pool_fences", "65536"}}), nullptr).object_pool_fences, 65536u);

@@ -18,11 +18,16 @@
 // enables VK_LAYER_slipstream by name (its manifest must be findable, e.g. through
 // VK_ADD_LAYER_PATH). Repetitions alternate between them and rotate the rows, so machine noise
 // hits both alike. Prints a table (median and 10th percentile of all pairs) and one JSON line.
+// `--also VK_SLIPSTREAM_X=v` (repeatable) adds a device with the layer on an instance created
+// while that variable is set (the layer reads its settings at vkCreateInstance): configurations
+// compared in the same process, in the same alternation, with a median column each.
 #include "tiny_rig.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -163,15 +168,58 @@ double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
     return v[std::min(v.size() - 1, size_t(p * double(v.size())))];
 }
+
+// A device with the layer on an instance created while `assignment` (VAR=value) is set.
+std::unique_ptr<Rig> rig_with(const std::string& assignment) {
+    const size_t eq = assignment.find('=');
+    const std::string name = assignment.substr(0, eq);
+    const char* old = std::getenv(name.c_str());
+    const std::string saved = old ? old : "";
+    setenv(name.c_str(), assignment.substr(eq + 1).c_str(), 1);
+    auto rig = std::make_unique<Rig>(std::vector<const char*>{"VK_LAYER_slipstream"});
+    if (old) setenv(name.c_str(), saved.c_str(), 1);
+    else unsetenv(name.c_str());
+    return rig;
+}
+
+// Every side's pairs of every row; side 0 without the layer.
+std::vector<std::vector<std::vector<double>>> measure(const std::vector<std::string>& also, int reps, int pairs,
+                                                      std::string* device, int* failures) {
+    std::vector<std::unique_ptr<Rig>> rigs;
+    rigs.push_back(std::make_unique<Rig>(std::vector<const char*>{}));
+    rigs.push_back(std::make_unique<Rig>(std::vector<const char*>{"VK_LAYER_slipstream"}));
+    for (const std::string& a : also) rigs.push_back(rig_with(a));
+    *device = rigs[0]->ctx.properties.deviceName;
+    const int sides = int(rigs.size());
+    std::vector<std::vector<std::vector<double>>> ns(sides, std::vector<std::vector<double>>(kRowCount));
+    for (int rep = 0; rep <= reps; ++rep) {  // repetition 0 warms every side up (and fills the layer's pool)
+        for (int k = 0; k < kRowCount; ++k) {
+            const int row = (k + rep) % kRowCount;  // rotate who goes first
+            for (int s = 0; s < sides; ++s) {
+                const int side = (rep + s) % sides;  // rotate the sides
+                for (int i = 0; i < pairs; ++i) {
+                    const double t = rigs[side]->pair_ns(row);
+                    if (rep) ns[side][row].push_back(t);
+                }
+            }
+        }
+    }
+    rigs.clear();
+    *failures = vkapp::g_validation_messages.load();
+    return ns;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     int reps = 11, pairs = 100;
+    std::vector<std::string> also;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--pairs") && i + 1 < argc) pairs = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--also") && i + 1 < argc && std::strchr(argv[i + 1], '='))
+            also.push_back(argv[++i]);
         else {
-            std::fprintf(stderr, "usage: %s [--reps N] [--pairs N]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--reps N] [--pairs N] [--also VK_SLIPSTREAM_X=value]...\n", argv[0]);
             return 2;
         }
     }
@@ -179,42 +227,32 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "--reps and --pairs must be positive\n");
         return 2;
     }
-    std::vector<double> ns[2][kRowCount];
     std::string device;
     int failures = 0;
-    {
-        Rig off({});
-        Rig on({"VK_LAYER_slipstream"});
-        device = off.ctx.properties.deviceName;
-        Rig* rigs[2] = {&off, &on};
-        for (int rep = 0; rep <= reps; ++rep) {  // repetition 0 warms both up (and fills the layer's pool)
-            for (int k = 0; k < kRowCount; ++k) {
-                const int row = (k + rep) % kRowCount;  // rotate who goes first
-                for (int s = 0; s < 2; ++s) {
-                    const int side = (rep + s) % 2;  // alternate off and on
-                    for (int i = 0; i < pairs; ++i) {
-                        const double t = rigs[side]->pair_ns(row);
-                        if (rep) ns[side][row].push_back(t);
-                    }
-                }
-            }
-        }
-        failures = vkapp::g_validation_messages.load();
-    }
+    const auto ns = measure(also, reps, pairs, &device, &failures);
     std::printf("%s: %d create+destroy pairs per row and side, %d alternating repetitions\n", device.c_str(), pairs,
                 reps);
-    std::printf("%-28s%14s%14s%14s%14s%14s\n", "row (ns per pair)", "off median", "on median", "on - off", "off p10",
+    std::printf("%-28s%14s%14s%14s%14s%14s", "row (ns per pair)", "off median", "on median", "on - off", "off p10",
                 "on p10");
+    for (const std::string& a : also) std::printf("  %s median", a.c_str());
+    std::printf("\n");
     std::string json = "{\"device\": \"" + device + "\", \"pairs\": " + std::to_string(pairs) +
                        ", \"reps\": " + std::to_string(reps);
     for (int r = 0; r < kRowCount; ++r) {
         const double off_med = percentile(ns[0][r], 0.5), on_med = percentile(ns[1][r], 0.5);
         const double off_p10 = percentile(ns[0][r], 0.1), on_p10 = percentile(ns[1][r], 0.1);
-        std::printf("%-28s%14.0f%14.0f%14.0f%14.0f%14.0f\n", kRows[r], off_med, on_med, on_med - off_med, off_p10,
+        std::printf("%-28s%14.0f%14.0f%14.0f%14.0f%14.0f", kRows[r], off_med, on_med, on_med - off_med, off_p10,
                     on_p10);
         json += std::string(", \"") + kRows[r] + "_ns\": {\"off_median\": " + std::to_string(off_med) +
                 ", \"on_median\": " + std::to_string(on_med) + ", \"off_p10\": " + std::to_string(off_p10) +
-                ", \"on_p10\": " + std::to_string(on_p10) + "}";
+                ", \"on_p10\": " + std::to_string(on_p10);
+        for (size_t a = 0; a < also.size(); ++a) {
+            const double med = percentile(ns[2 + a][r], 0.5);
+            std::printf("%*.0f", int(also[a].size() + 9), med);
+            json += ", \"" + also[a] + "_median\": " + std::to_string(med);
+        }
+        std::printf("\n");
+        json += "}";
     }
     std::printf("%s}\n", json.c_str());
     return failures ? 1 : 0;

@@ -34,7 +34,7 @@ const std::vector<SettingSpec>& setting_specs() {
         {"elide_barriers", "on|off", "on", "with fuse on: leave the fuse barrier out in front of a command buffer whose memory footprint (descriptor sets, push descriptors, copy and fill ranges, indirect parameters, compared by VkDeviceMemory and offset) provably meets no write of, and writes nothing touched by, the command buffers since the last barrier"},
         {"elide_proof", "on|off|trust-unknown", "on", "test-only: off elides every fuse barrier after a batch's first, trust-unknown takes update-after-bind sets and buffer-device-address shaders at face value (to prove the tests catch a wrong elision)"},
         {"fuse_trace", "a file path", "", "write a line per fused submission and per batch to this file at vkDestroyDevice (for tuning the flush rules)"},
-        {"object_pool", "on|off", "on", "keep fences and timeline semaphores the application destroys (created plainly) and hand them out again at vkCreateFence and vkCreateSemaphore instead of the driver creating new ones (a reused timeline semaphore's values are offset by the layer)"},
+        {"object_pool", "on|always|off", "on", "keep fences and timeline semaphores the application destroys (created plainly) and hand them out again at vkCreateFence and vkCreateSemaphore instead of the driver creating new ones (a reused timeline semaphore's values are offset by the layer); on does so only where the driver's create and destroy cost more than pooling (measured per device and kind of object), always everywhere"},
         {"object_pool_fences", "1..65536 (fences)", "256", "with object_pool on: fences kept at most per device; beyond it destroyed fences go to the driver"},
         {"alloc_cache", "on|always|off", "on", "keep plain memory allocations the application frees and hand them out again at vkAllocateMemory of the same type and a size within 1/8 above, instead of the driver allocating anew; on does so only where zeroing for reuse costs less than the driver's allocation (measured per memory type), always everywhere"},
         {"alloc_cache_mib", "0..65536 (MiB per heap)", "0", "with alloc_cache on: bytes kept at most per memory heap; 0 means the smaller of 256 MiB and 5% of the heap"},
@@ -90,8 +90,8 @@ static std::optional<ElideProof> parse_elide_proof(const std::string& text) {
     return std::nullopt;
 }
 
-// alloc_cache: 0 off, 1 on, 2 always.
-static std::optional<int> parse_alloc_cache(const std::string& text) {
+// alloc_cache, object_pool: 0 off, 1 on, 2 always.
+static std::optional<int> parse_on_always_off(const std::string& text) {
     if (lower(text) == "always") return 2;
     if (auto b = parse_bool(text)) return *b ? 1 : 0;
     return std::nullopt;
@@ -130,6 +130,17 @@ void read_one(const SettingLookup& lookup, std::vector<std::string>* warnings, c
                             "' is not valid; it accepts " + s.accepted + ". Using the default '" +
                             s.fallback + "'.");
 }
+
+// An on|always|off setting into its two flags.
+void read_on_always(const SettingLookup& lookup, std::vector<std::string>* warnings, const char* name, bool& on,
+                    bool& always) {
+    int value = on ? (always ? 2 : 1) : 0;
+    read_one(lookup, warnings, name, parse_on_always_off, value);
+    on = value != 0;
+    always = value == 2;
+}
+
+const char* on_always_off(bool on, bool always) { return on ? (always ? "always" : "on") : "off"; }
 }  // namespace
 
 Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* warnings) {
@@ -159,13 +170,10 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "elide_proof", parse_elide_proof, s.elide_proof);
     read_one(lookup, warnings, "fuse_trace",
              [](const std::string& t) { return std::optional<std::string>(t); }, s.fuse_trace);
-    read_one(lookup, warnings, "object_pool", parse_bool, s.object_pool);
+    read_on_always(lookup, warnings, "object_pool", s.object_pool, s.object_pool_always);
     read_one(lookup, warnings, "object_pool_fences", [](const std::string& t) { return parse_range(t, 1, 65536); },
              s.object_pool_fences);
-    int alloc_cache = s.alloc_cache ? (s.alloc_cache_always ? 2 : 1) : 0;
-    read_one(lookup, warnings, "alloc_cache", parse_alloc_cache, alloc_cache);
-    s.alloc_cache = alloc_cache != 0;
-    s.alloc_cache_always = alloc_cache == 2;
+    read_on_always(lookup, warnings, "alloc_cache", s.alloc_cache, s.alloc_cache_always);
     read_one(lookup, warnings, "alloc_cache_mib", [](const std::string& t) { return parse_range(t, 0, 65536); },
              s.alloc_cache_mib);
     read_one(lookup, warnings, "alloc_cache_zero", parse_bool, s.alloc_cache_zero);
@@ -240,9 +248,9 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"elide_barriers", s.elide_barriers ? "on" : "off"},
         {"elide_proof", s.elide_proof == ElideProof::On ? "on" : s.elide_proof == ElideProof::Off ? "off" : "trust-unknown"},
         {"fuse_trace", s.fuse_trace},
-        {"object_pool", s.object_pool ? "on" : "off"},
+        {"object_pool", on_always_off(s.object_pool, s.object_pool_always)},
         {"object_pool_fences", std::to_string(s.object_pool_fences)},
-        {"alloc_cache", s.alloc_cache ? (s.alloc_cache_always ? "always" : "on") : "off"},
+        {"alloc_cache", on_always_off(s.alloc_cache, s.alloc_cache_always)},
         {"alloc_cache_mib", std::to_string(s.alloc_cache_mib)},
         {"alloc_cache_zero", s.alloc_cache_zero ? "on" : "off"},
         {"object_pool_timelines", std::to_string(s.object_pool_timelines)},

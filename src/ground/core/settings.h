@@ -47,6 +47,9 @@ struct Settings {
     ElideProof elide_proof = ElideProof::On;  // test-only
     std::string fuse_trace;   // a file for a line per fused submission and batch ("" = none)
     bool object_pool = true;  // keep destroyed fences and timeline semaphores for reuse instead of destroying them
+    // ... even where the driver creates and destroys them for less than pooling costs ("always");
+    // otherwise such objects go to the driver (objects/pool_cost.h, worth_pooling)
+    bool object_pool_always = false;
     uint32_t object_pool_fences = 256;  // fences kept at most per device
     bool alloc_cache = true;       // keep plain memory the application frees and hand it out again
     // ... even where zeroing it for reuse costs more than the driver's allocation ("always");

@@ -98,6 +98,7 @@ namespace slipstream {
     X(FencesPoolMisses, "fences_pool_misses")   /* ... plain ones the pool had nothing for */ \
     X(FencesKept, "fences_kept")                /* vkDestroyFence kept in the pool */ \
     X(FencesQuarantined, "fences_quarantined")  /* ... of them unsignaled, maybe still pending */ \
+    X(FencesPoolNotWorth, "fences_pool_not_worth") /* creates, destroys left to the driver: cheaper than pooling */ \
     X(AllocCacheHits, "alloc_cache_hits")       /* vkAllocateMemory served from kept memory */ \
     X(AllocCacheMisses, "alloc_cache_misses")   /* ... plain ones the cache had nothing for */ \
     X(AllocCacheKept, "alloc_cache_kept")       /* vkFreeMemory kept in the cache */ \
@@ -113,7 +114,8 @@ namespace slipstream {
     X(AllocCacheFillHostWaits, "alloc_cache_fill_host_waits") /* memory given back waited for its fill */ \
     X(TimelinesPooled, "timelines_pooled")      /* vkCreateSemaphore (timeline) served from the object pool */ \
     X(TimelinesPoolMisses, "timelines_pool_misses") /* ... plain ones the pool had nothing for */ \
-    X(TimelinesKept, "timelines_kept")          /* vkDestroySemaphore (timeline) kept in the pool */
+    X(TimelinesKept, "timelines_kept")          /* vkDestroySemaphore (timeline) kept in the pool */ \
+    X(TimelinesPoolNotWorth, "timelines_pool_not_worth") /* ... left to the driver: cheaper than pooling */
 
 enum class Counter : int {
 #define X(id, name) id,

@@ -1,5 +1,7 @@
 #include "objects/alloc_cache.h"
 
+#include "objects/cost_average.h"
+
 #include <algorithm>
 
 namespace slipstream::objects {
@@ -76,23 +78,16 @@ std::vector<VkDeviceMemory> AllocCache::make_room() {
 void AllocCache::allocated(VkDeviceMemory memory, bool followed, uint32_t type, VkMemoryAllocateFlags flags,
                            VkDeviceSize size, uint64_t driver_ns) {
     live_.fetch_add(1, std::memory_order_relaxed);
-    if (driver_ns && type < VK_MAX_MEMORY_TYPES) average(driver_ns_[type], driver_ns);
+    if (driver_ns && type < VK_MAX_MEMORY_TYPES) running_average(driver_ns_[type], driver_ns);
     if (!followed) return;  // no lock: the cache does not follow it
     std::lock_guard lock(mutex_);
     followed_[memory] = Live{type, flags, size, false, State::Live};
     followed_count_.store(followed_.size(), std::memory_order_relaxed);
 }
 
-// Recent ones weigh most; one slow call (a page fault) weighs little. Racing updates may lose
-// a sample, which an average can spare.
-void AllocCache::average(std::atomic<uint64_t>& avg, uint64_t sample) {
-    const uint64_t old = avg.load(std::memory_order_relaxed);
-    avg.store(old ? (old * 7 + sample) / 8 : sample, std::memory_order_relaxed);
-}
-
 void AllocCache::zeroed(uint32_t type, VkDeviceSize bytes, uint64_t ns) {
     if (type >= VK_MAX_MEMORY_TYPES || bytes == 0) return;
-    average(zero_ns_per_kib_[type], std::max<uint64_t>(1, ns * 1024 / bytes));
+    running_average(zero_ns_per_kib_[type], std::max<uint64_t>(1, ns * 1024 / bytes));
 }
 
 bool AllocCache::pays(uint32_t type, VkDeviceSize size) const {

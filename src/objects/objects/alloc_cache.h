@@ -194,7 +194,6 @@ private:
     uint32_t heap_of(uint32_t type) const { return limits_.memory.memoryTypes[type].heapIndex; }
 
     const AllocCacheLimits limits_;
-    static void average(std::atomic<uint64_t>& avg, uint64_t sample);
     void drop_live();  // live_ less one, not below 0
 
     mutable std::mutex mutex_;

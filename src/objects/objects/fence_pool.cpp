@@ -2,10 +2,6 @@
 
 namespace slipstream::objects {
 
-bool FencePool::plain(const VkFenceCreateInfo& info, const VkAllocationCallbacks* allocator) {
-    return info.pNext == nullptr && allocator == nullptr && (info.flags & ~VK_FENCE_CREATE_SIGNALED_BIT) == 0;
-}
-
 FencePool::Grant FencePool::take(bool signaled) {
     std::lock_guard lock(mutex_);
     Grant g;
@@ -43,19 +39,34 @@ void FencePool::created(VkFence fence) {
     const uint64_t now = given_.load(std::memory_order_acquire);
     std::lock_guard lock(mutex_);
     live_[fence] = now;
+    live_count_.store(live_.size(), std::memory_order_relaxed);
 }
 
 void FencePool::not_poolable(VkFence fence) {
+    if (!following()) return;
     std::lock_guard lock(mutex_);
     live_.erase(fence);
+    live_count_.store(live_.size(), std::memory_order_relaxed);
 }
 
-bool FencePool::wants(VkFence fence, uint64_t* created_at) {
+void FencePool::forget_live() {
+    std::lock_guard lock(mutex_);
+    live_.clear();
+    live_count_.store(0, std::memory_order_relaxed);
+}
+
+bool FencePool::wants(VkFence fence, uint64_t* created_at, bool* not_worth) {
+    if (!following()) return false;
     std::lock_guard lock(mutex_);
     auto it = live_.find(fence);
     if (it == live_.end()) return false;
     *created_at = it->second;
     live_.erase(it);
+    live_count_.store(live_.size(), std::memory_order_relaxed);
+    if (!cost_.pays()) {
+        if (not_worth) *not_worth = true;
+        return false;
+    }
     return pooled_locked() < bound_;
 }
 
@@ -94,6 +105,7 @@ std::vector<VkFence> FencePool::drain() {
     signaled_.clear();
     quarantine_.clear();
     live_.clear();
+    live_count_.store(0, std::memory_order_relaxed);
     return all;
 }
 

@@ -24,9 +24,16 @@
 // driver, no allocator), and not once imported into or exported: their payload may be shared
 // with something outside the device.
 //
+// Only where it pays (pool_cost.h): the pool learns what the driver's create and destroy cost
+// and what its own path costs; while the driver is cheaper, creates go to the driver and the
+// fences they make are not followed, and destroys of followed ones go to the driver too.
+//
 // Thread safety: one mutex per pool, taken only by vkCreateFence, vkDestroyFence, imports and
-// exports of fences (none of them on a per-submission path).
+// exports of fences (none of them on a per-submission path), and by destroys only while some
+// fence is followed (a count read without it says so).
 #pragma once
+
+#include "objects/pool_cost.h"
 
 #include <vulkan/vulkan.h>
 
@@ -53,13 +60,16 @@ enum class FenceKept { No, Unsignaled, Signaled, Quarantined };
 
 class FencePool {
 public:
-    // `bound`: fences pooled at most, all lists together.
-    explicit FencePool(size_t bound) : bound_(bound), quarantine_bound_(bound / 4 ? bound / 4 : 1) {}
+    // `bound`: fences pooled at most, all lists together; `always`: pool whatever it costs.
+    explicit FencePool(size_t bound, bool always = false)
+        : bound_(bound), quarantine_bound_(bound / 4 ? bound / 4 : 1), cost_(always, "fence pool") {}
     FencePool(const FencePool&) = delete;
     FencePool& operator=(const FencePool&) = delete;
 
     // Whether a vkCreateFence may be served from the pool (and its fence come back to it).
-    static bool plain(const VkFenceCreateInfo& info, const VkAllocationCallbacks* allocator);
+    static bool plain(const VkFenceCreateInfo& info, const VkAllocationCallbacks* allocator) {
+        return info.pNext == nullptr && allocator == nullptr && (info.flags & ~VK_FENCE_CREATE_SIGNALED_BIT) == 0;
+    }
 
     struct Grant {
         VkFence fence = VK_NULL_HANDLE;  // null: nothing suitable, the driver creates one
@@ -83,8 +93,16 @@ public:
     void not_poolable(VkFence fence);
     // At vkDestroyFence (with a null allocator): whether the fence may be kept, so that the
     // caller asks the driver its status. Forgets the fence as a live one either way;
-    // `*created_at` is what unsignaled_state() needs.
-    bool wants(VkFence fence, uint64_t* created_at);
+    // `*created_at` is what unsignaled_state() needs. `*not_worth` (when given): a followed
+    // fence refused because pooling does not pay (any more).
+    bool wants(VkFence fence, uint64_t* created_at, bool* not_worth = nullptr);
+    // Whether any fence is followed (created plainly while pooling paid, not destroyed yet).
+    // Without the lock: a fence is followed before its handle reaches the application, so its
+    // destroy sees it counted.
+    bool following() const { return live_count_.load(std::memory_order_relaxed) != 0; }
+    // Pooling stopped paying: the fences followed so far go to the driver at their destroy
+    // (as wants() would decide), so that destroys take no lock any more.
+    void forget_live();
     // How a fence created at `created_at` stands when the driver says it is unsignaled:
     // `answered`: fusion answered it from a timeline, its driver fence never submitted.
     FenceAtDestroy unsignaled_state(uint64_t created_at, bool answered) const;
@@ -97,6 +115,7 @@ public:
     size_t pooled() const;
     size_t in_list(FenceKept list) const;
     size_t bound() const { return bound_; }
+    PoolCost& cost() { return cost_; }
 
 private:
     size_t pooled_locked() const { return unsignaled_.size() + signaled_.size() + quarantine_.size() + checking_; }
@@ -106,9 +125,11 @@ private:
     mutable std::mutex mutex_;
     // Created plainly, not imported or exported, not destroyed: given_ when created.
     std::unordered_map<VkFence, uint64_t> live_;
+    std::atomic<size_t> live_count_{0};  // live_.size(), for following()
     std::vector<VkFence> unsignaled_, signaled_;
     std::deque<VkFence> quarantine_;
     size_t checking_ = 0;  // taken from the quarantine for a status query
+    PoolCost cost_;
 };
 
 }  // namespace slipstream::objects

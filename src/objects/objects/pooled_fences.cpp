@@ -29,35 +29,73 @@ VkFence take_pooled(DeviceState& d, FencePool& pool, bool signaled) {
     }
     return VK_NULL_HANDLE;
 }
+
+// A followed fence at its destroy: kept in the pool (true) or left to the caller to destroy
+// (`*probe`: to time the driver's destroy, PoolCost::probe).
+bool keep_destroyed(DeviceState& d, FencePool& pool, VkFence fence, bool answered, bool* probe) {
+    CostTimer timer(&pool.cost(), CostSite::PoolDestroy);
+    uint64_t created_at = 0;
+    bool not_worth = false;
+    if (!pool.wants(fence, &created_at, &not_worth) || (*probe = pool.cost().probe(CostSite::DriverDestroy))) {
+        timer.cancel();
+        if (not_worth) d.stats.add(Counter::FencesPoolNotWorth);
+        return false;
+    }
+    const VkResult s = d.dispatch.GetFenceStatus(d.device, fence);
+    const FenceAtDestroy state = s == VK_SUCCESS      ? FenceAtDestroy::Signaled
+                                 : s == VK_NOT_READY ? pool.unsignaled_state(created_at, answered)
+                                                     : FenceAtDestroy::Failed;
+    const FenceKept kept = pool.keep(fence, state);
+    if (kept == FenceKept::No) {
+        timer.cancel();
+        return false;
+    }
+    d.stats.add(Counter::FencesKept);
+    if (kept == FenceKept::Quarantined) d.stats.add(Counter::FencesQuarantined);
+    return true;
+}
 }  // namespace
 
 VkResult create_fence(DeviceState& d, const VkFenceCreateInfo* info, const VkAllocationCallbacks* allocator,
                       VkFence* fence) {
     FencePool* pool = d.fence_pool.get();
-    const bool plain = pool && FencePool::plain(*info, allocator);
-    VkResult r = VK_SUCCESS;
-    VkFence pooled = plain ? take_pooled(d, *pool, info->flags & VK_FENCE_CREATE_SIGNALED_BIT) : VK_NULL_HANDLE;
+    PoolCost* cost = pool && FencePool::plain(*info, allocator) ? &pool->cost() : nullptr;
+    const Pooling how = pooling(cost);
+    if (how == Pooling::NotWorth) {
+        // The driver is cheaper: plain creates go to it unfollowed (no lock).
+        d.stats.add(Counter::FencesPoolNotWorth);
+        if (pool->following()) pool->forget_live();
+    }
+    VkFence pooled = VK_NULL_HANDLE;
+    if (how == Pooling::Pool) {
+        CostTimer timer(cost, CostSite::PoolCreate);
+        pooled = take_pooled(d, *pool, info->flags & VK_FENCE_CREATE_SIGNALED_BIT);
+        if (pooled) pool->created(pooled);
+        else timer.cancel();
+        d.stats.add(pooled ? Counter::FencesPooled : Counter::FencesPoolMisses);
+    }
     if (pooled) {
         *fence = pooled;
-        d.stats.add(Counter::FencesPooled);
     } else {
-        if (plain) d.stats.add(Counter::FencesPoolMisses);
-        r = d.dispatch.CreateFence(d.device, info, allocator, fence);
+        const VkResult r =
+            driver_create(cost, how, fence, [&] { return d.dispatch.CreateFence(d.device, info, allocator, fence); });
+        if (r != VK_SUCCESS) return r;
+        if (follows(how)) pool->created(*fence);
     }
-    if (r != VK_SUCCESS) return r;
-    if (plain) pool->created(*fence);
     // What the layer notes of every new fence, pooled or not.
     if (d.fusion) d.fusion->fences().fence_created(*fence, *info);
     if (d.idle && (info->flags & VK_FENCE_CREATE_SIGNALED_BIT)) d.idle->fence_created_signaled(*fence);
-    return r;
+    return VK_SUCCESS;
 }
 
 void destroy_fence(DeviceState& d, VkFence fence, const VkAllocationCallbacks* allocator) {
     if (fence) submit::flush_before_destroy(d);  // a held batch may carry it
+    FencePool* pool = fence && !allocator ? d.fence_pool.get() : nullptr;
+    const bool followed = pool && pool->following();
     // Answered from a fused batch's timeline (submit/batch_fences.h): the driver's fence was
     // never submitted since its last reset, so it is simply unsignaled.
     bool answered = false;
-    if (fence && d.fence_pool && d.fusion && !d.fusion->fences().none()) {
+    if (followed && d.fusion && !d.fusion->fences().none()) {
         submit::PendingFence p;
         answered = d.fusion->fences().find(fence, &p);
     }
@@ -65,19 +103,11 @@ void destroy_fence(DeviceState& d, VkFence fence, const VkAllocationCallbacks* a
         // Every map of the layer forgets the handle before it can be handed out again.
         FenceReset reset(d, fence ? 1 : 0, &fence, true);
     }
-    uint64_t created_at = 0;
-    if (fence && d.fence_pool && !allocator && d.fence_pool->wants(fence, &created_at)) {
-        const VkResult s = d.dispatch.GetFenceStatus(d.device, fence);
-        const FenceAtDestroy state = s == VK_SUCCESS      ? FenceAtDestroy::Signaled
-                                     : s == VK_NOT_READY ? d.fence_pool->unsignaled_state(created_at, answered)
-                                                         : FenceAtDestroy::Failed;
-        const FenceKept kept = d.fence_pool->keep(fence, state);
-        if (kept != FenceKept::No) {
-            d.stats.add(Counter::FencesKept);
-            if (kept == FenceKept::Quarantined) d.stats.add(Counter::FencesQuarantined);
-            return;
-        }
-    }
+    bool probe = false;
+    if (followed && keep_destroyed(d, *pool, fence, answered, &probe)) return;
+    // Timed where its create was (pool_cost.h: a destroy and a create make the pair) or as a probe.
+    CostTimer timer(pool ? &pool->cost() : nullptr, CostSite::DriverDestroy,
+                    probe || (pool && pool->cost().watched(handle_bits(fence))));
     d.dispatch.DestroyFence(d.device, fence, allocator);
 }
 

@@ -43,25 +43,57 @@ VkSemaphore take_pooled(DeviceState& d, TimelinePool& pool, uint64_t initial, ui
     }
     return VK_NULL_HANDLE;
 }
+
+// A semaphore at its destroy: kept in the pool (true) or left to the caller to destroy
+// (`*probe`: to time the driver's destroy, PoolCost::probe).
+bool keep_destroyed(DeviceState& d, TimelinePool& pool, VkSemaphore semaphore, bool* probe) {
+    CostTimer timer(pool.following() ? &pool.cost() : nullptr, CostSite::PoolDestroy);
+    bool not_worth = false;
+    if (!pool.wants(semaphore, &not_worth) || (*probe = pool.cost().probe(CostSite::DriverDestroy))) {
+        timer.cancel();
+        if (not_worth) d.stats.add(Counter::TimelinesPoolNotWorth);
+        return false;
+    }
+    // Valid usage: nothing pending names it any more, so its counter stays where it is.
+    PFN_vkGetSemaphoreCounterValue get = counter_fn(d);
+    uint64_t counter = 0;
+    if (get && get(d.device, semaphore, &counter) == VK_SUCCESS && pool.keep(semaphore, counter)) {
+        d.stats.add(Counter::TimelinesKept);
+        return true;
+    }
+    timer.cancel();
+    return false;
+}
 }  // namespace
 
 VkResult create_semaphore(DeviceState& d, const VkSemaphoreCreateInfo* info, const VkAllocationCallbacks* allocator,
                           VkSemaphore* semaphore) {
     TimelinePool* pool = d.timeline_pool.get();
     uint64_t initial = 0;
-    const bool plain = pool && TimelinePool::plain(*info, allocator, &initial);
-    if (plain) {
+    PoolCost* cost = pool && TimelinePool::plain(*info, allocator, &initial) ? &pool->cost() : nullptr;
+    const Pooling how = pooling(cost);
+    if (how == Pooling::NotWorth) {
+        // The driver is cheaper: plain creates go to it unfollowed (no lock, no offset to translate).
+        d.stats.add(Counter::TimelinesPoolNotWorth);
+        if (pool->following()) pool->forget_live();
+    }
+    if (how == Pooling::Pool) {
+        CostTimer timer(cost, CostSite::PoolCreate);
         uint64_t offset = 0;
         if (VkSemaphore pooled = take_pooled(d, *pool, initial, &offset)) {
             *semaphore = pooled;
             pool->created(pooled, offset);
+            timer.stop();
+            cost->handed_out();
             d.stats.add(Counter::TimelinesPooled);
             return VK_SUCCESS;
         }
+        timer.cancel();
         d.stats.add(Counter::TimelinesPoolMisses);
     }
-    const VkResult r = d.dispatch.CreateSemaphore(d.device, info, allocator, semaphore);
-    if (r == VK_SUCCESS && plain) pool->created(*semaphore, 0);
+    const VkResult r = driver_create(cost, how, semaphore,
+                                     [&] { return d.dispatch.CreateSemaphore(d.device, info, allocator, semaphore); });
+    if (r == VK_SUCCESS && follows(how)) pool->created(*semaphore, 0);
     return r;
 }
 
@@ -69,16 +101,12 @@ void destroy_semaphore(DeviceState& d, VkSemaphore semaphore, const VkAllocation
     // Fusion holds no submission that names an application semaphore (those pass through after
     // a flush), but this keeps the same order as every other destroy.
     if (semaphore) submit::flush_before_destroy(d);
-    TimelinePool* pool = d.timeline_pool.get();
-    if (semaphore && pool && !allocator && pool->wants(semaphore)) {
-        // Valid usage: nothing pending names it any more, so its counter stays where it is.
-        PFN_vkGetSemaphoreCounterValue get = counter_fn(d);
-        uint64_t counter = 0;
-        if (get && get(d.device, semaphore, &counter) == VK_SUCCESS && pool->keep(semaphore, counter)) {
-            d.stats.add(Counter::TimelinesKept);
-            return;
-        }
-    }
+    TimelinePool* pool = semaphore && !allocator ? d.timeline_pool.get() : nullptr;
+    // Nothing followed and no offset alive (as where pooling does not pay): nothing to forget.
+    bool probe = false;
+    if (pool && (pool->following() || pool->offsets().any()) && keep_destroyed(d, *pool, semaphore, &probe)) return;
+    CostTimer timer(pool ? &pool->cost() : nullptr, CostSite::DriverDestroy,
+                    probe || (pool && pool->cost().watched(handle_bits(semaphore))));
     d.dispatch.DestroySemaphore(d.device, semaphore, allocator);
 }
 
@@ -96,16 +124,19 @@ void destroy_pooled_timelines(DeviceState& d) {
 const VkSemaphoreWaitInfo* wait_to_driver(DeviceState& d, const VkSemaphoreWaitInfo* info, VkSemaphoreWaitInfo& storage,
                                           TimelineCopies& copies) {
     if (!d.timeline_pool || !d.timeline_pool->offsets().any()) return info;
+    CostTimer timer(&d.timeline_pool->cost(), CostSite::PoolUse);
     return timeline_wait_to_driver(d.timeline_pool->offsets(), info, storage, copies);
 }
 
 VkSemaphoreSignalInfo signal_to_driver(DeviceState& d, const VkSemaphoreSignalInfo& info) {
-    if (!d.timeline_pool) return info;
+    if (!d.timeline_pool || !d.timeline_pool->offsets().any()) return info;
+    CostTimer timer(&d.timeline_pool->cost(), CostSite::PoolUse);
     return timeline_signal_to_driver(d.timeline_pool->offsets(), info);
 }
 
 void counter_to_app(DeviceState& d, VkSemaphore semaphore, uint64_t* value) {
     if (!d.timeline_pool || !d.timeline_pool->offsets().any()) return;
+    CostTimer timer(&d.timeline_pool->cost(), CostSite::PoolUse);
     *value = timeline_to_app(*value, d.timeline_pool->offsets().find(semaphore));
 }
 

@@ -2,8 +2,8 @@
 // translation (timeline_values.h): vkCreateSemaphore, vkDestroySemaphore, semaphore imports
 // and exports, vkDestroyDevice, and every call that carries timeline values go through these.
 // With VK_SLIPSTREAM_OBJECT_POOL off (DeviceState::timeline_pool null) each is one branch and
-// the driver's call; with it on and no pooled semaphore alive with an offset, translations are
-// one atomic load.
+// the driver's call; with it on and no pooled semaphore alive with an offset (as where pooling
+// does not pay), translations are one atomic load.
 #pragma once
 
 #include "state/object_state.h"
@@ -29,7 +29,10 @@ void note_untranslated(DeviceState& d);
 template <typename Info>
 const Info* submits_to_driver(DeviceState& d, uint32_t count, const Info* submits, TimelineCopies& copies) {
     if (!d.timeline_pool || !d.timeline_pool->offsets().any()) return submits;
+    // What translating costs is charged to pooling (pool_cost.h).
+    CostTimer timer(&d.timeline_pool->cost(), CostSite::PoolUse);
     const Info* out = timeline_submits_to_driver(d.timeline_pool->offsets(), count, submits, copies);
+    timer.stop();
     if (copies.untranslated) note_untranslated(d);
     return out;
 }

@@ -35,17 +35,6 @@ TimelineReuse plan_timeline_reuse(uint64_t counter, uint64_t initial) {
     return r;
 }
 
-bool TimelinePool::plain(const VkSemaphoreCreateInfo& info, const VkAllocationCallbacks* allocator,
-                         uint64_t* initial) {
-    if (allocator || info.flags || !info.pNext) return false;
-    const auto* type = static_cast<const VkBaseInStructure*>(info.pNext);
-    if (type->sType != VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO || type->pNext) return false;
-    const auto* t = reinterpret_cast<const VkSemaphoreTypeCreateInfo*>(type);
-    if (t->semaphoreType != VK_SEMAPHORE_TYPE_TIMELINE) return false;
-    *initial = t->initialValue;
-    return true;
-}
-
 TimelinePool::Grant TimelinePool::take(uint64_t initial) {
     std::lock_guard lock(mutex_);
     Grant g;
@@ -65,13 +54,16 @@ void TimelinePool::created(VkSemaphore semaphore, uint64_t offset) {
     {
         std::lock_guard lock(mutex_);
         live_.insert(semaphore);
+        live_count_.store(live_.size(), std::memory_order_relaxed);
     }
     offsets_.set(semaphore, offset);
 }
 
 void TimelinePool::not_poolable(VkSemaphore semaphore) {
+    if (!following()) return;
     std::lock_guard lock(mutex_);
     live_.erase(semaphore);
+    live_count_.store(live_.size(), std::memory_order_relaxed);
 }
 
 void TimelinePool::payload_imported(VkSemaphore semaphore) {
@@ -79,10 +71,22 @@ void TimelinePool::payload_imported(VkSemaphore semaphore) {
     offsets_.set(semaphore, 0);
 }
 
-bool TimelinePool::wants(VkSemaphore semaphore) {
+void TimelinePool::forget_live() {
+    std::lock_guard lock(mutex_);
+    live_.clear();
+    live_count_.store(0, std::memory_order_relaxed);
+}
+
+bool TimelinePool::wants(VkSemaphore semaphore, bool* not_worth) {
     offsets_.set(semaphore, 0);
+    if (!following()) return false;
     std::lock_guard lock(mutex_);
     if (live_.erase(semaphore) == 0) return false;
+    live_count_.store(live_.size(), std::memory_order_relaxed);
+    if (!cost_.pays()) {
+        if (not_worth) *not_worth = true;
+        return false;
+    }
     return kept_.size() < bound_;
 }
 
@@ -101,6 +105,7 @@ std::vector<VkSemaphore> TimelinePool::drain() {
     for (const Kept& k : kept_) all.push_back(k.semaphore);
     kept_.clear();
     live_.clear();
+    live_count_.store(0, std::memory_order_relaxed);
     return all;
 }
 

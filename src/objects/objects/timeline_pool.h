@@ -19,10 +19,18 @@
 // bound, the offsets of live semaphores); it makes no driver call (pooled_timelines.h does),
 // so unit tests drive it with made-up handles.
 //
+// Only where it pays (pool_cost.h): the pool learns what the driver's create and destroy cost,
+// what its own path costs and what translating values costs per hand-out; while the driver is
+// cheaper, creates go to the driver (no offset, so nothing to translate) and the semaphores
+// they make are not followed.
+//
 // Thread safety: the pool's lists behind one mutex, taken by vkCreateSemaphore and
-// vkDestroySemaphore of plain timeline semaphores and by imports and exports; the offsets behind
-// a reader/writer lock that submissions and waits take only while an offset is alive.
+// vkDestroySemaphore of plain timeline semaphores while some semaphore is followed, and by
+// imports and exports; the offsets behind a reader/writer lock that submissions and waits take
+// only while an offset is alive.
 #pragma once
+
+#include "objects/pool_cost.h"
 
 #include <vulkan/vulkan.h>
 
@@ -78,15 +86,24 @@ TimelineReuse plan_timeline_reuse(uint64_t counter, uint64_t initial);
 
 class TimelinePool {
 public:
-    // `bound`: semaphores pooled at most.
-    explicit TimelinePool(size_t bound) : bound_(bound) {}
+    // `bound`: semaphores pooled at most; `always`: pool whatever it costs.
+    explicit TimelinePool(size_t bound, bool always = false)
+        : bound_(bound), cost_(always, "timeline semaphore pool") {}
     TimelinePool(const TimelinePool&) = delete;
     TimelinePool& operator=(const TimelinePool&) = delete;
 
     // Whether a vkCreateSemaphore may be served from the pool (and its semaphore come back to
     // it): a timeline semaphore whose pNext holds only its VkSemaphoreTypeCreateInfo, no flags,
     // no allocator. `*initial` gets its initial value. Binary semaphores cost nothing to create.
-    static bool plain(const VkSemaphoreCreateInfo& info, const VkAllocationCallbacks* allocator, uint64_t* initial);
+    static bool plain(const VkSemaphoreCreateInfo& info, const VkAllocationCallbacks* allocator, uint64_t* initial) {
+        if (allocator || info.flags || !info.pNext) return false;
+        const auto* type = static_cast<const VkBaseInStructure*>(info.pNext);
+        if (type->sType != VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO || type->pNext) return false;
+        const auto* t = reinterpret_cast<const VkSemaphoreTypeCreateInfo*>(type);
+        if (t->semaphoreType != VK_SEMAPHORE_TYPE_TIMELINE) return false;
+        *initial = t->initialValue;
+        return true;
+    }
 
     struct Grant {
         VkSemaphore semaphore = VK_NULL_HANDLE;  // null: nothing suitable, the driver creates one
@@ -105,8 +122,14 @@ public:
     // imported payload's from now on, so its offset goes, and it goes to the driver at its destroy.
     void payload_imported(VkSemaphore semaphore);
     // At vkDestroySemaphore with a null allocator: forgets the semaphore's offset and its
-    // liveness; whether it may be kept (so the caller reads its counter).
-    bool wants(VkSemaphore semaphore);
+    // liveness; whether it may be kept (so the caller reads its counter). `*not_worth` (when
+    // given): a followed semaphore refused because pooling does not pay (any more).
+    bool wants(VkSemaphore semaphore, bool* not_worth = nullptr);
+    // Whether any semaphore is followed (as FencePool::following).
+    bool following() const { return live_count_.load(std::memory_order_relaxed) != 0; }
+    // Pooling stopped paying: the semaphores followed so far go to the driver at their destroy
+    // (as wants() would decide; their offsets stay until then), so that destroys take no lock.
+    void forget_live();
     // Keeps a semaphore wants() accepted whose counter stands at `counter`, unless the counter
     // is too high or the bound was reached since.
     bool keep(VkSemaphore semaphore, uint64_t counter);
@@ -119,6 +142,7 @@ public:
 
     size_t pooled() const;
     size_t bound() const { return bound_; }
+    PoolCost& cost() { return cost_; }
     TimelineOffsets& offsets() { return offsets_; }
     const TimelineOffsets& offsets() const { return offsets_; }
 
@@ -130,9 +154,11 @@ private:
     const size_t bound_;
     mutable std::mutex mutex_;
     std::unordered_set<VkSemaphore> live_;  // created plainly, not shared, not destroyed
+    std::atomic<size_t> live_count_{0};     // live_.size(), for following()
     std::vector<Kept> kept_;
     TimelineOffsets offsets_;
     std::atomic<bool> untranslated_{false};
+    PoolCost cost_;
 };
 
 }  // namespace slipstream::objects
