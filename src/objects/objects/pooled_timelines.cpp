@@ -98,8 +98,8 @@ VkResult create_semaphore(DeviceState& d, const VkSemaphoreCreateInfo* info, con
 }
 
 void destroy_semaphore(DeviceState& d, VkSemaphore semaphore, const VkAllocationCallbacks* allocator) {
-    // Fusion holds no submission that names an application semaphore (those pass through after
-    // a flush), but this keeps the same order as every other destroy.
+    // A held batch may wait on or signal it (submit/semaphore_carry.h): what is held goes
+    // first, as at every other destroy.
     if (semaphore) submit::flush_before_destroy(d);
     TimelinePool* pool = semaphore && !allocator ? d.timeline_pool.get() : nullptr;
     // Nothing followed and no offset alive (as where pooling does not pay): nothing to forget.
