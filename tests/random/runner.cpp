@@ -85,6 +85,14 @@ struct QueueState {
     uint64_t submitted_pos = 0;
     std::vector<SemWait> pending_waits;
     int last_sub = -1;
+    // The signal of `timeline` that the 1.3.239 validation layer holds. It keeps a semaphore's
+    // first signal until a device wait on it is submitted (host waits do not count), ignores
+    // the signals made meanwhile, and pairs that wait with the one it kept, whatever values
+    // they name (tests/random/syncval_timeline.cpp shows it). So a device wait names only this
+    // value, one wait at most claims it, and none is held once that wait is submitted. 0: none.
+    uint64_t held_value = 0;
+    uint64_t held_pos = 0;  // the queue's position the held signal covers
+    bool held_claimed = false;  // a wait for it is pending on some queue
 };
 
 enum class SignalKind { none, binary, timeline };
@@ -116,7 +124,7 @@ private:
     // --- submission and waits ---
     void submit(int q, bool end_open, SignalKind signal, SemWait* out_wait, bool force_fence = false);
     void flush_to(int p, uint64_t pos);
-    SemWait signal_for(int p, uint64_t pos);
+    void signal_for(int p, uint64_t pos, std::vector<SemWait>& waits);
     void host_wait(int p, uint64_t pos);
     void complete_sub(int sub);
     void wait_fence(VkFence f, bool poll);
@@ -611,11 +619,15 @@ void Runner::need_cross(int q, int slot, bool write) {
         if (p == q) continue;
         const uint64_t pos = model_->cross_needed(q, p, slot, write);
         if (!pos) continue;
-        SemWait w = signal_for(p, pos);
-        queues_[size_t(q)].pending_waits.push_back(w);
-        model_->waited(q, p, w.pos);
-        log("  queue %d will wait for queue %d up to %llu (%s semaphore)", q, p,
-            static_cast<unsigned long long>(w.pos), w.value ? "timeline" : "binary");
+        std::vector<SemWait> waits;
+        signal_for(p, pos, waits);
+        for (const SemWait& w : waits) {
+            queues_[size_t(q)].pending_waits.push_back(w);
+            model_->waited(q, p, w.pos);
+            log("  queue %d will wait for queue %d up to %llu (%s semaphore%s)", q, p,
+                static_cast<unsigned long long>(w.pos), w.value ? "timeline" : "binary",
+                w.pos < pos ? ", only to release the held signal" : "");
+        }
     }
 }
 
@@ -686,6 +698,17 @@ void Runner::submit(int q, bool end_open, SignalKind signal, SemWait* out_wait, 
     sub.covers[size_t(q)] = end_pos;
     std::vector<SemWait> waits = qs.pending_waits;
     qs.pending_waits.clear();
+    for (const SemWait& w : waits) {
+        if (!w.value) continue;
+        QueueState& from = queues_[size_t(w.from_queue)];
+        if (from.held_value != w.value || !from.held_claimed) {
+            std::fprintf(stderr, "random_program: internal error: a timeline wait for %llu that the validation "
+                                 "layer would not pair with its signal\n", static_cast<unsigned long long>(w.value));
+            std::exit(4);
+        }
+        from.held_value = 0;
+        from.held_claimed = false;
+    }
     for (const SemWait& w : waits) sub.covers[size_t(w.from_queue)] = std::max(sub.covers[size_t(w.from_queue)], w.pos);
     const bool use_fence = force_fence || rng_.chance(45);
     const bool use_timeline = signal == SignalKind::timeline || rng_.chance(20);
@@ -694,6 +717,10 @@ void Runner::submit(int q, bool end_open, SignalKind signal, SemWait* out_wait, 
     if (use_timeline) {
         sub.timeline_value = qs.timeline_next++;
         signals.push_back({qs.timeline, sub.timeline_value});
+        if (!qs.held_value) {
+            qs.held_value = sub.timeline_value;
+            qs.held_pos = end_pos;
+        }
     }
     if (signal == SignalKind::binary) {
         VkSemaphore s;
@@ -818,22 +845,26 @@ void Runner::flush_to(int p, uint64_t pos) {
     if (pos > qs.submitted_pos) submit(p, true, SignalKind::none, nullptr);
 }
 
-// A semaphore (and value) that p signals after its work up to `pos`.
-SemWait Runner::signal_for(int p, uint64_t pos) {
+// Waits (semaphore and value) for what p signals after its work up to `pos`: a new binary
+// semaphore, or p's timeline where the validation layer would pair the wait with that very
+// signal (QueueState::held_value). A held signal that does not cover `pos` gets a wait of its
+// own (nobody needs it) so that it is released, and `pos` a binary semaphore.
+void Runner::signal_for(int p, uint64_t pos, std::vector<SemWait>& waits) {
     QueueState& qs = queues_[size_t(p)];
-    const SignalKind kind = rng_.chance(50) ? SignalKind::timeline : SignalKind::binary;
-    if (kind == SignalKind::timeline && pos <= qs.submitted_pos) {
-        // An earlier signal of p's timeline may already cover it.
-        for (int i = int(subs_.size()) - 1; i >= 0; --i) {
-            const Sub& s = subs_[size_t(i)];
-            if (s.queue == p && s.timeline_value && s.end_pos >= pos)
-                return {qs.timeline, s.timeline_value, p, s.end_pos};
+    SignalKind kind = rng_.chance(50) ? SignalKind::timeline : SignalKind::binary;
+    if (kind == SignalKind::timeline && qs.held_value) {
+        if (!qs.held_claimed) {
+            qs.held_claimed = true;
+            waits.push_back({qs.timeline, qs.held_value, p, qs.held_pos});
+            if (qs.held_pos >= pos) return;
         }
+        kind = SignalKind::binary;
     }
     SemWait w{};
     const bool end_open = pos > qs.submitted_pos;
     submit(p, end_open, kind, &w);
-    return w;
+    if (kind == SignalKind::timeline) qs.held_claimed = true;  // submit made it the held one
+    waits.push_back(w);
 }
 
 void Runner::complete_sub(int id) {
