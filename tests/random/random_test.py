@@ -53,7 +53,13 @@ CONFIGS = [
     # again then reads as a write-after-write hazard against work it still thinks runs (seen
     # on seeds 26 and 31 about one run in two; never with ALLOC_CACHE=off or SPIN=off). The
     # other configurations cover the cache.
-    ("validation", "validation", {"VK_SLIPSTREAM_ALLOC_CACHE": "off"}),
+    # SPIN=off as well: waits the layer answers itself (SPIN's known-signaled fences) never reach
+    # the validation layer either, so work it saw submitted stays running in its eyes; a
+    # command buffer recorded again then reads as a hazard against its own earlier, finished
+    # recording. Seed 49 of random.shared_queue gave such a report once in fresh-ci
+    # (WRITE_AFTER_WRITE against reset_no 9 of the same command buffer, its checksum right),
+    # not reproduced in 240 runs here.
+    ("validation", "validation", {"VK_SLIPSTREAM_ALLOC_CACHE": "off", "VK_SLIPSTREAM_SPIN": "off"}),
     # The validation layer without Slipstream: a message here means the generated program is
     # invalid (a bug of the tester's hazard model), not the layer's.
     ("validation_alone", "off+validation", {}),

@@ -164,6 +164,9 @@ TEST(SemaphoreCarry, AwaitedWaitsMetBySignals) {
     EXPECT_FALSE(a.met_by({{sem(1), 10}}));
     a.forget(sem(2));
     EXPECT_FALSE(a.met_by({{sem(2), 100}}));
+    // A binary wait's signal came before it: no later signal meets it, so it is not kept.
+    a.waited({{sem(10), 0, true}});
+    EXPECT_FALSE(a.met_by({{sem(10), 0, true}}));
 }
 
 // The batch's submission: the work with each semaphore's first value, an empty batch per later

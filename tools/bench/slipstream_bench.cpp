@@ -132,6 +132,10 @@ const RowInfo kRows[] = {
      "      sequence kernels with one do: launch k waits for value k-1 and signals k; the\n"
      "      sync waits for the last value (vkWaitSemaphores) before the style's wait.\n"
      "      tuned: as launch. GPU time: one dispatch of the kernel."},
+    {"launch_binary_chain", "launch, binary-chained", "us",
+     "As launch, the naive submissions ordered by binary semaphores: launch k waits for the\n"
+     "      semaphore launch k-1 signaled and signals the other of two.\n"
+     "      tuned: as launch. GPU time: one dispatch of the kernel."},
     {"launch_sync", "launch + device sync", "us",
      "Cost of one tiny launch followed by waiting for it, repeated N times; time / N.\n"
      "      naive: submit, then vkWaitForFences or vkQueueWaitIdle.\n"
@@ -568,10 +572,11 @@ private:
     Slot& acquire_slot();
     void submit(Slot& s);
     // What naive submissions chain (the launch_timeline_* rows).
-    enum class Decoration { none, empty_timeline_info, timeline_chain };
+    enum class Decoration { none, empty_timeline_info, timeline_chain, binary_chain };
     Decoration decoration_ = Decoration::none;
     VkSemaphore chain_ = VK_NULL_HANDLE;  // timeline_chain's semaphore
     uint64_t chain_value_ = 0;            // ... the value the latest submission signals
+    VkSemaphore binaries_[2] = {};        // binary_chain's: launch k signals binaries_[k % 2]
     void row_launch_decorated(RowResult& row, Decoration d);
     void wait_fence(VkFence f);
     void record_style_barrier(VkCommandBuffer cb);
@@ -771,6 +776,15 @@ void Bench::submit(Slot& s) {
         si.signalSemaphoreCount = 1;
         si.pSignalSemaphores = &chain_;
         chain_value_ = signal_value;
+    }
+    if (opt_.style == Style::naive && decoration_ == Decoration::binary_chain) {
+        si.pNext = nullptr;
+        si.waitSemaphoreCount = chain_value_ ? 1 : 0;
+        si.pWaitSemaphores = &binaries_[(chain_value_ + 1) % 2];
+        si.pWaitDstStageMask = &stage;
+        si.signalSemaphoreCount = 1;
+        si.pSignalSemaphores = &binaries_[chain_value_ % 2];
+        ++chain_value_;
     }
     const bool use_fence = !(opt_.style == Style::naive && opt_.wait == WaitMode::queue_idle);
     VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, use_fence ? s.fence : VK_NULL_HANDLE));
@@ -1038,6 +1052,7 @@ RowResult Bench::run(const RowInfo& info) {
     if (id == "launch") row_launch(row, false);
     else if (id == "launch_timeline_info") row_launch_decorated(row, Decoration::empty_timeline_info);
     else if (id == "launch_timeline_chain") row_launch_decorated(row, Decoration::timeline_chain);
+    else if (id == "launch_binary_chain") row_launch_decorated(row, Decoration::binary_chain);
     else if (id == "launch_sync") row_launch(row, true);
     else if (id == "launch_spin") row_launch_spin(row, true);
     else if (id == "launch_spin_bare") row_launch_spin(row, false);
@@ -1065,13 +1080,16 @@ constexpr VkBufferUsageFlags kDeviceUsage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
-// "launch, empty timeline info" and "launch, timeline-chained": row_launch with the naive
-// submissions chaining what such runtimes chain (Bench::submit).
+// "launch, empty timeline info", "launch, timeline-chained" and "launch, binary-chained":
+// row_launch with the naive submissions chaining what such runtimes chain (Bench::submit).
 void Bench::row_launch_decorated(RowResult& row, Decoration d) {
     VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
     type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
     VkSemaphoreCreateInfo sci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type};
     if (d == Decoration::timeline_chain) VK_CHECK(vkCreateSemaphore(ctx_.device, &sci, nullptr, &chain_));
+    VkSemaphoreCreateInfo binary{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    if (d == Decoration::binary_chain)
+        for (VkSemaphore& b : binaries_) VK_CHECK(vkCreateSemaphore(ctx_.device, &binary, nullptr, &b));
     chain_value_ = 0;
     decoration_ = d;
     row_launch(row, false);
@@ -1085,6 +1103,14 @@ void Bench::row_launch_decorated(RowResult& row, Decoration d) {
         VK_CHECK(vkWaitSemaphores(ctx_.device, &wait, UINT64_MAX));
         vkDestroySemaphore(ctx_.device, chain_, nullptr);
         chain_ = VK_NULL_HANDLE;
+    }
+    if (binaries_[0]) {
+        // The last signal is never waited for: the device goes idle before they go.
+        VK_CHECK(vkQueueWaitIdle(ctx_.queue));
+        for (VkSemaphore& b : binaries_) {
+            vkDestroySemaphore(ctx_.device, b, nullptr);
+            b = VK_NULL_HANDLE;
+        }
     }
     decoration_ = Decoration::none;
 }

@@ -60,9 +60,11 @@ void BatchQueue::pair_binary(VkSemaphore semaphore) {
 }
 
 bool BatchQueue::waited_by_open(const std::vector<SemaphoreValue>& signals) const {
-    for (const SemaphoreValue& w : open_.waits)
+    for (const SemaphoreValue& w : open_.waits) {
+        if (w.binary) continue;  // its signal came before it: a later one is the next use's
         for (const SemaphoreValue& s : signals)
             if (meets(s, w)) return true;
+    }
     return false;
 }
 

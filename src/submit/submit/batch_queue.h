@@ -74,7 +74,7 @@ public:
     bool signals_binary(VkSemaphore semaphore) const;
     // A wait in the open batch took its last signal of binary `semaphore`: neither goes.
     void pair_binary(VkSemaphore semaphore);
-    // Whether one of `signals` meets a wait the open batch carries.
+    // Whether one of `signals` meets a timeline wait the open batch carries.
     bool waited_by_open(const std::vector<SemaphoreValue>& signals) const;
     // The open batch is full: it goes to the flusher. False when the flusher is behind (two
     // batches waiting): then the caller flushes itself.

@@ -90,15 +90,20 @@ inline std::vector<std::vector<SemaphoreValue>> signal_rounds(const std::vector<
     return rounds;
 }
 
-// Waits the driver already has (from submissions that passed through or went direct) or that
-// a held batch carries: a batch that takes a signal meeting one goes at once rather than at its
-// deadline, since a queue waits for it. Few at a time; one mutex, an atomic count.
+// Timeline waits the driver already has (from submissions that passed through or went direct)
+// or that a held batch carries: a batch that takes a signal meeting one goes at once rather
+// than at its deadline, since a queue waits for it. (A binary wait's signal was submitted
+// before it, so no later signal meets it: binary waits are not kept.) Few at a time; one
+// mutex, an atomic count.
 class AwaitedSemaphores {
 public:
     void waited(const std::vector<SemaphoreValue>& waits) {
-        if (waits.empty()) return;
+        bool any = false;
+        for (const SemaphoreValue& w : waits) any = any || !w.binary;
+        if (!any) return;
         std::lock_guard lock(mutex_);
         for (const SemaphoreValue& w : waits) {
+            if (w.binary) continue;
             bool known = false;
             for (SemaphoreValue& a : awaited_)
                 if (a.semaphore == w.semaphore) {
@@ -109,8 +114,7 @@ public:
         }
         count_.store(uint32_t(awaited_.size()), std::memory_order_release);
     }
-    // Whether one of `signals` meets an awaited wait; the waits met are forgotten. (Binary
-    // semaphores have value 0: any signal meets their wait.)
+    // Whether one of `signals` meets an awaited wait; the waits met are forgotten.
     bool met_by(const std::vector<SemaphoreValue>& signals) {
         if (signals.empty() || count_.load(std::memory_order_acquire) == 0) return false;
         std::lock_guard lock(mutex_);
