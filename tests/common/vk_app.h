@@ -135,6 +135,9 @@ void write_storage_buffer(Context& ctx, VkDescriptorSet set, uint32_t binding, V
 // Writes storage-buffer bindings 0..n-1 of `set` to the whole of each buffer.
 void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<VkBuffer>& buffers);
 
+// A primary command buffer of `pool`, begun for one submission.
+VkCommandBuffer begin_one_time(Context& ctx, VkCommandPool pool);
+
 // How one_shot waits for its submission.
 enum class Wait { fence, queue_idle };
 
@@ -162,15 +165,7 @@ void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_acc
 // --- template implementation ---
 template <typename F>
 void one_shot(Context& ctx, VkCommandPool pool, F&& record, Wait wait) {
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    VkCommandBuffer cb;
-    VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+    VkCommandBuffer cb = begin_one_time(ctx, pool);
     record(cb);
     VK_CHECK(vkEndCommandBuffer(cb));
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};

@@ -57,19 +57,6 @@ void submit(vkapp::Context& ctx, VkCommandBuffer cb, const Sem* wait, const Sem*
     VK_CHECK(vkQueueSubmit2(ctx.queue, 1, &si, VK_NULL_HANDLE));
 }
 
-VkCommandBuffer begin(vkapp::Context& ctx, VkCommandPool pool) {
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    ai.commandPool = pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    VkCommandBuffer cb;
-    VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    VK_CHECK(vkBeginCommandBuffer(cb, &bi));
-    return cb;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,11 +101,11 @@ int main(int argc, char** argv) {
         auto wait = reinterpret_cast<PFN_vkWaitSemaphores>(vkGetDeviceProcAddr(ctx.device, "vkWaitSemaphores"));
         VK_CHECK(vkapp::wait_timelines(wait, ctx.device, {{early.sem, 1}}, false, UINT64_MAX));
     }
-    VkCommandBuffer a = begin(ctx, pool);
+    VkCommandBuffer a = vkapp::begin_one_time(ctx, pool);
     vkCmdFillBuffer(a, x.buffer, 0, VK_WHOLE_SIZE, 0x5eed);
     VK_CHECK(vkEndCommandBuffer(a));
     submit(ctx, a, nullptr, &handoff);
-    VkCommandBuffer b = begin(ctx, pool);
+    VkCommandBuffer b = vkapp::begin_one_time(ctx, pool);
     const VkBufferCopy region{0, 0, 4096};
     vkCmdCopyBuffer(b, x.buffer, y.buffer, 1, &region);
     VK_CHECK(vkEndCommandBuffer(b));
