@@ -12,19 +12,32 @@
 namespace slipstream {
 
 namespace {
+// An error of fusion's (a batch that failed, now or earlier) reaches the application only once
+// the device runs nothing more: after a failed batch the layer went on submitting what the
+// application fused after it (later batches, the application's own command buffers in place of
+// a failed one), work the application, told of an error, may free under the GPU (fault case
+// submit-oom-ring crashed lavapipe so, 8 runs in 150 on a loaded machine). A lost device runs
+// nothing. (Blocking under every queue's lock, as the application's own idle waits do.)
+VkResult settled(DeviceState& d, VkResult e) {
+    if (e >= 0 || e == VK_ERROR_DEVICE_LOST || !d.fusion || d.lost.load(std::memory_order_acquire)) return e;
+    const submit::IdleWaitHold hold(d);
+    d.dispatch.DeviceWaitIdle(d.device);  // (its own error changes nothing: `e` is the answer)
+    return e;
+}
+
 // Work fusion holds back is submitted before anything observes completion (FUSION.md rule 3).
 // Then errors fusion holds for the application come first (submit::fusion_error).
 inline VkResult flush_for_observer(DeviceState& d) {
     if (!d.fusion) return VK_SUCCESS;
-    if (VkResult e = submit::flush_device(d, submit::FlushReason::Observe); e < 0) return e;
-    return submit::fusion_error(d);
+    if (VkResult e = submit::flush_device(d, submit::FlushReason::Observe); e < 0) return settled(d, e);
+    return settled(d, submit::fusion_error(d));
 }
 // ... for fences, only the batches that carry them: a wait on an older fence (a ring of
 // command buffers coming round) lets the open batch grow.
 inline VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
     if (!d.fusion) return VK_SUCCESS;
-    if (VkResult e = submit::flush_for_fences(d, count, fences); e < 0) return e;
-    return submit::fusion_error(d, count, fences);
+    if (VkResult e = submit::flush_for_fences(d, count, fences); e < 0) return settled(d, e);
+    return settled(d, submit::fusion_error(d, count, fences));
 }
 
 // Polls `poll` for up to the site's budget, then calls `block(remaining timeout)`.
@@ -194,8 +207,8 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
                          PFN_vkWaitSemaphores next_wait) {
     d.stats.add(Counter::SemaphoreWaits);
     // A held batch may carry a signal it waits for (submit/semaphore_carry.h): those go first.
-    if (VkResult e = submit::flush_signal_holders(d); e < 0) return e;
-    if (VkResult e = submit::fusion_error(d); e < 0) return e;
+    if (VkResult e = submit::flush_signal_holders(d); e < 0) return settled(d, e);
+    if (VkResult e = submit::fusion_error(d); e < 0) return settled(d, e);
     // `info` holds the driver's values (the hook translated those of pooled timeline
     // semaphores, objects/timeline_values.h), so the counters polled below compare with them.
     auto block = [&](uint64_t t) { return next_wait(d.device, info, t); };
@@ -263,8 +276,8 @@ VkResult queue_wait_idle(QueueState& q) {
     DeviceState& d = *q.device;
     d.stats.add(Counter::QueueWaitIdles);
     if (d.fusion) {
-        if (VkResult e = submit::flush_queue(q, submit::FlushReason::Observe); e < 0) return e;
-        if (VkResult e = submit::fusion_error(d); e < 0) return e;
+        if (VkResult e = submit::flush_queue(q, submit::FlushReason::Observe); e < 0) return settled(d, e);
+        if (VkResult e = submit::fusion_error(d); e < 0) return settled(d, e);
     }
     // Nothing more reaches a lost device (the idle tracker's empty fenced submission included).
     if (d.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
