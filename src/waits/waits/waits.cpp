@@ -1,5 +1,7 @@
 #include "waits/waits.h"
 
+#include "waits/settled_error.h"
+
 #include "core/clock.h"
 #include "submit/device_fusion.h"
 #include "submit/fusion.h"
@@ -12,19 +14,6 @@
 namespace slipstream {
 
 namespace {
-// An error of fusion's (a batch that failed, now or earlier) reaches the application only once
-// the device runs nothing more: after a failed batch the layer went on submitting what the
-// application fused after it (later batches, the application's own command buffers in place of
-// a failed one), work the application, told of an error, may free under the GPU (fault case
-// submit-oom-ring crashed lavapipe so, 8 runs in 150 on a loaded machine). A lost device runs
-// nothing. (Blocking under every queue's lock, as the application's own idle waits do.)
-VkResult settled(DeviceState& d, VkResult e) {
-    if (e >= 0 || e == VK_ERROR_DEVICE_LOST || !d.fusion || d.lost.load(std::memory_order_acquire)) return e;
-    const submit::IdleWaitHold hold(d);
-    d.dispatch.DeviceWaitIdle(d.device);  // (its own error changes nothing: `e` is the answer)
-    return e;
-}
-
 // Work fusion holds back is submitted before anything observes completion (FUSION.md rule 3).
 // Then errors fusion holds for the application come first (submit::fusion_error).
 inline VkResult flush_for_observer(DeviceState& d) {
