@@ -221,17 +221,15 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, Classified& c, VkFence 
     return VK_SUCCESS;
 }
 
-// A passed-through submission's timeline signals (where all its semaphores are timelines
-// fusion could carry): later waits on them are met by the work before them on this queue.
 uint32_t signal_count(const VkSubmitInfo& s) { return s.signalSemaphoreCount; }
 uint32_t signal_count(const VkSubmitInfo2& s) { return s.signalSemaphoreInfoCount; }
 
 uint32_t wait_count(const VkSubmitInfo& s) { return s.waitSemaphoreCount; }
 uint32_t wait_count(const VkSubmitInfo2& s) { return s.waitSemaphoreInfoCount; }
 
-// A passed-through submission's timeline semaphores, where all of them are timelines fusion
-// could carry: later waits on its signals are met by the work before them on this queue, and
-// its waits are awaited on the GPU (a batch that takes their signal goes at once).
+// A passed-through submission's semaphores, where fusion could carry all of them: later waits
+// on its timeline signals are met by the work before them on this queue, and its timeline
+// waits are awaited on the GPU (a batch that takes their signal goes at once).
 template <typename Info>
 void note_passed_semaphores(DeviceState& d, QueueFusion& f, uint32_t count, const Info* submits) {
     if (!d.record) return;
