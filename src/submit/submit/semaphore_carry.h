@@ -16,7 +16,9 @@
 // stage masks. Later submissions may join that batch: their work then waits too, as a queue
 // stalls at a semaphore wait on real hardware anyway, and every signal or fence after the wait
 // already waited for the waiting work. A later submission that signals what the open batch
-// waits for (a wait-before-signal on one queue) starts a batch of its own instead.
+// waits for (a wait-before-signal on one queue) starts a batch of its own instead. (A binary
+// wait's signal always came before it: a later signal of that semaphore is its next use, and
+// meets no wait the batch carries.)
 //
 // Signals ride with the batch: its submission to the driver signals every value the batch's
 // submissions asked for, in their order, once all of its work (theirs included) is done (a
