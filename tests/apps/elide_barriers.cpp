@@ -142,12 +142,7 @@ struct Rig {
     }
 
     VkCommandBuffer begin() {
-        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        ai.commandPool = pool;
-        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        ai.commandBufferCount = 1;
-        VkCommandBuffer cb;
-        VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
+        VkCommandBuffer cb = vkapp::allocate_primary(ctx, pool);
         cbs.push_back(cb);
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = reusable ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;

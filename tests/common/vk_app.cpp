@@ -413,13 +413,18 @@ void destroy_storage_set(Context& ctx, StorageSet& s) {
     s = StorageSet{};
 }
 
-VkCommandBuffer begin_one_time(Context& ctx, VkCommandPool pool) {
+VkCommandBuffer allocate_primary(Context& ctx, VkCommandPool pool) {
     VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     ai.commandPool = pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     VkCommandBuffer cb;
     VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
+    return cb;
+}
+
+VkCommandBuffer begin_one_time(Context& ctx, VkCommandPool pool) {
+    VkCommandBuffer cb = allocate_primary(ctx, pool);
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VK_CHECK(vkBeginCommandBuffer(cb, &bi));

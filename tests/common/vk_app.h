@@ -135,6 +135,8 @@ void write_storage_buffer(Context& ctx, VkDescriptorSet set, uint32_t binding, V
 // Writes storage-buffer bindings 0..n-1 of `set` to the whole of each buffer.
 void write_storage_buffers(Context& ctx, VkDescriptorSet set, const std::vector<VkBuffer>& buffers);
 
+// A primary command buffer of `pool` (not begun).
+VkCommandBuffer allocate_primary(Context& ctx, VkCommandPool pool);
 // A primary command buffer of `pool`, begun for one submission.
 VkCommandBuffer begin_one_time(Context& ctx, VkCommandPool pool);
 

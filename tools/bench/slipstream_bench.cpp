@@ -1309,15 +1309,7 @@ void Bench::row_seed_chain(RowResult& row) {
     // a fence-less submit, vkQueueWaitIdle, the pool destroyed.
     auto seed_op = [&](const std::function<void(VkCommandBuffer)>& record) {
         VkCommandPool pool = vkapp::create_command_pool(ctx_);
-        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        ai.commandPool = pool;
-        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        ai.commandBufferCount = 1;
-        VkCommandBuffer cb;
-        VK_CHECK(vkAllocateCommandBuffers(ctx_.device, &ai, &cb));
-        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-        VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+        VkCommandBuffer cb = vkapp::begin_one_time(ctx_, pool);
         record_style_barrier(cb);
         record(cb);
         VK_CHECK(vkEndCommandBuffer(cb));

@@ -33,15 +33,7 @@ struct TinyRig {
     TinyRig(const TinyRig&) = delete;
     TinyRig& operator=(const TinyRig&) = delete;
 
-    VkCommandBuffer allocate() {
-        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-        ai.commandPool = pool;
-        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        ai.commandBufferCount = 1;
-        VkCommandBuffer cb;
-        VK_CHECK(vkAllocateCommandBuffers(ctx.device, &ai, &cb));
-        return cb;
-    }
+    VkCommandBuffer allocate() { return vkapp::allocate_primary(ctx, pool); }
     void bind(VkCommandBuffer cb) {
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline);
         vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, &storage.set, 0, nullptr);
