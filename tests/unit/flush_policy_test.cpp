@@ -1,5 +1,6 @@
 // The flush rules of fusion (src/submit/submit/flush_policy.h), without a driver.
 #include "submit/flush_policy.h"
+#include "submit/wait_history.h"
 #include "core/stats.h"
 
 #include <gtest/gtest.h>
@@ -249,6 +250,43 @@ TEST(LatencyPath, SubmitThenWaitIsLatencyModeAndAStreamIsNot) {
     stream.waited();
     stream.submitted();
     EXPECT_FALSE(stream.latency_mode());  // 32 submissions per wait, on average still many
+}
+
+// What a batch may trust of the application's latest wait (submit/wait_history.h).
+TEST(WaitHistory, OnlyTheSubmissionRightAfterAWaitTheDriverAnsweredComesAfterIt) {
+    WaitHistory h;
+    const VkFence fence = reinterpret_cast<VkFence>(uintptr_t(0x10));
+    h.note_submission(fence);
+    EXPECT_FALSE(h.after_wait());
+    h.note_wait();
+    h.note_seen_done();
+    h.note_submission(fence);
+    EXPECT_TRUE(h.after_wait());
+    EXPECT_TRUE(h.waits_seen_below());
+    h.note_submission(fence);  // no wait since the one before
+    EXPECT_FALSE(h.after_wait());
+}
+
+TEST(WaitHistory, WorkPassedThroughAfterTheWaitIsNotCoveredByIt) {
+    // Seed 80250 of the random tester: a submission right after a wait went direct, one with
+    // only a timeline signal passed through, and the batch the next one opened trusted the wait
+    // (its first fuse barrier left out) although the semaphore wait fusion dropped there was the
+    // application's dependency on the work submitted after that wait.
+    WaitHistory h;
+    const VkFence fence = reinterpret_cast<VkFence>(uintptr_t(0x10));
+    h.note_wait();
+    h.note_seen_done();
+    h.note_submission(fence);
+    ASSERT_TRUE(h.after_wait());
+    h.note_unwaited_work();
+    EXPECT_FALSE(h.after_wait());
+    // A passed-through submission between the wait and the next fusable one: not after it either.
+    h.note_wait();
+    h.note_seen_done();
+    h.note_unwaited_work();
+    h.note_submission(fence);
+    EXPECT_FALSE(h.after_wait());
+    EXPECT_FALSE(h.waits_seen_below());
 }
 
 }  // namespace

@@ -95,6 +95,10 @@ VkCommandBuffer QueueFusion::record_alone(const CommandBufferState& cb, VkResult
 template <typename Info, typename Next>
 VkResult QueueFusion::submit_passed_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
     using Entry = std::remove_const_t<std::remove_pointer_t<decltype(command_buffers_of(submits[0], nullptr))>>;
+    // A batch opened after it must keep its first fuse barrier, whatever wait came before: a
+    // semaphore wait that fusion drops there (met by this submission's signal) leaves that
+    // barrier as the dependency the application asked for.
+    waits_.note_unwaited_work();
     std::vector<Info> infos(submits, submits + count);
     std::vector<std::vector<Entry>> lists(count);
     std::vector<VkCommandBuffer> ours;

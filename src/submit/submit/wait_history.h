@@ -25,6 +25,12 @@ public:
         sync_.submitted();
         latest_fence_.store(fence, std::memory_order_relaxed);
     }
+    // Work that no fusable submission noted reached the queue (a submission passed through):
+    // a wait answered before it covers none of it, so the next batch is not "after a wait".
+    void note_unwaited_work() {
+        seen_done_.store(false, std::memory_order_relaxed);
+        after_wait_ = false;
+    }
     bool latency_mode() const { return sync_.latency_mode(); }
     // Whether the layers below Slipstream (the validation layer) saw every wait the application
     // made since its previous submission to the queue: none was made, or the driver answered
