@@ -179,8 +179,26 @@ bool AllocCache::keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicte
         age = next;
     }
     const uint64_t seq = next_seq_++;
-    by_age_[seq] = Kept{memory, l.type, l.flags, l.size};
-    by_size_[key(l.type, l.flags)].emplace(l.size, seq);
+    const Kept kept{memory, l.type, l.flags, l.size};
+    BySize& sizes = by_size_[key(l.type, l.flags)];
+    if (spare_age_.empty()) {
+        by_age_.emplace_hint(by_age_.end(), seq, kept);
+    } else {
+        ByAge::node_type node = std::move(spare_age_.back());
+        spare_age_.pop_back();
+        node.key() = seq;
+        node.mapped() = kept;
+        by_age_.insert(by_age_.end(), std::move(node));
+    }
+    if (spare_size_.empty()) {
+        sizes.emplace(l.size, seq);
+    } else {
+        BySize::node_type node = std::move(spare_size_.back());
+        spare_size_.pop_back();
+        node.key() = l.size;
+        node.mapped() = seq;
+        sizes.insert(std::move(node));
+    }
     held_[heap] += l.size;
     return true;
 }
@@ -210,22 +228,24 @@ std::vector<VkDeviceMemory> AllocCache::trim_heap(uint32_t heap) {
     return out;
 }
 
-void AllocCache::remove_kept_locked(std::map<uint64_t, Kept>::iterator age) {
+void AllocCache::remove_kept_locked(ByAge::iterator age) {
     const Kept& k = age->second;
     auto list = by_size_.find(key(k.type, k.flags));
     auto [first, last] = list->second.equal_range(k.size);
     for (auto it = first; it != last; ++it) {
         if (it->second == age->first) {
-            list->second.erase(it);
+            if (spare_size_.size() < kSpareNodes) spare_size_.push_back(list->second.extract(it));
+            else list->second.erase(it);
             break;
         }
     }
     // (An emptied list stays: the next keep of its type and flags needs it again.)
     held_[heap_of(k.type)] -= k.size;
-    by_age_.erase(age);
+    if (spare_age_.size() < kSpareNodes) spare_age_.push_back(by_age_.extract(age));
+    else by_age_.erase(age);
 }
 
-void AllocCache::evict_locked(std::map<uint64_t, Kept>::iterator age, std::vector<VkDeviceMemory>* out) {
+void AllocCache::evict_locked(ByAge::iterator age, std::vector<VkDeviceMemory>* out) {
     out->push_back(age->second.memory);
     followed_.erase(age->second.memory);
     followed_count_.store(followed_.size(), std::memory_order_relaxed);

@@ -184,13 +184,15 @@ private:
         VkMemoryAllocateFlags flags;
         VkDeviceSize size;
     };
+    using ByAge = std::map<uint64_t, Kept>;                 // sequence number -> kept allocation
+    using BySize = std::multimap<VkDeviceSize, uint64_t>;  // size -> sequence number
     using Key = uint64_t;  // type << 32 | flags
     static Key key(uint32_t type, VkMemoryAllocateFlags flags) { return uint64_t(type) << 32 | flags; }
 
     // With mutex_ held. remove_kept_locked leaves the allocation's entry in followed_ (take()
     // makes it live again); evict_locked also forgets it (it goes back to the driver).
-    void remove_kept_locked(std::map<uint64_t, Kept>::iterator age);
-    void evict_locked(std::map<uint64_t, Kept>::iterator age, std::vector<VkDeviceMemory>* out);
+    void remove_kept_locked(ByAge::iterator age);
+    void evict_locked(ByAge::iterator age, std::vector<VkDeviceMemory>* out);
     uint32_t heap_of(uint32_t type) const { return limits_.memory.memoryTypes[type].heapIndex; }
 
     const AllocCacheLimits limits_;
@@ -204,8 +206,13 @@ private:
     size_t leaving_ = 0;                                 // entries between wants() and keep()
     std::atomic<size_t> live_{0};                        // every live application allocation
     // Kept allocations: by age (a sequence number, oldest first) and by type, flags and size.
-    std::map<uint64_t, Kept> by_age_;
-    std::map<Key, std::multimap<VkDeviceSize, uint64_t>> by_size_;
+    ByAge by_age_;
+    std::map<Key, BySize> by_size_;
+    // Tree nodes of kept allocations taken back, reused by the next keeps: an allocate + free
+    // cycle of a recycled allocation then calls neither malloc nor free (a few spares suffice).
+    static constexpr size_t kSpareNodes = 16;
+    std::vector<ByAge::node_type> spare_age_;
+    std::vector<BySize::node_type> spare_size_;
     uint64_t next_seq_ = 0;
     uint64_t held_[VK_MAX_MEMORY_HEAPS] = {};
     // Recent averages per type (0: not measured): zeroing per KiB, the driver's vkAllocateMemory.

@@ -19,16 +19,30 @@ bool PendingFills::owe(VkDeviceMemory memory, VkDeviceSize size) {
     std::lock_guard lock(mutex_);
     auto b = buffers_.find(memory);
     if (b == buffers_.end()) return false;
-    if (owed_.emplace(memory, Owed{next_seq_, b->second, size}).second) ++next_seq_;
+    if (!owed_.count(memory)) {
+        const Owed owed{next_seq_++, b->second, size};
+        if (spare_.empty()) {
+            owed_.emplace(memory, owed);
+        } else {
+            OwedMap::node_type node = std::move(spare_.back());
+            spare_.pop_back();
+            node.key() = memory;
+            node.mapped() = owed;
+            owed_.insert(std::move(node));
+        }
+    }
     update_active_locked();
     return true;
 }
 
 bool PendingFills::forgive(VkDeviceMemory memory) {
     std::lock_guard lock(mutex_);
-    const bool was = owed_.erase(memory) != 0;
-    if (was) update_active_locked();
-    return was;
+    auto it = owed_.find(memory);
+    if (it == owed_.end()) return false;
+    if (spare_.size() < kSpareNodes) spare_.push_back(owed_.extract(it));
+    else owed_.erase(it);
+    update_active_locked();
+    return true;
 }
 
 bool PendingFills::owes(VkDeviceMemory memory) const {

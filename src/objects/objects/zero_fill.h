@@ -105,8 +105,13 @@ private:
         VkBuffer buffer;
         VkDeviceSize size;
     };
+    using OwedMap = std::unordered_map<VkDeviceMemory, Owed>;
     mutable std::mutex mutex_;
-    std::unordered_map<VkDeviceMemory, Owed> owed_;
+    OwedMap owed_;
+    // Hash nodes of fills forgiven, reused by the next owe(): an allocation handed out and
+    // freed again with no submission between them (its fill forgiven) then calls no malloc.
+    static constexpr size_t kSpareNodes = 16;
+    std::vector<OwedMap::node_type> spare_;
     std::unordered_map<VkDeviceMemory, VkBuffer> buffers_;
     uint64_t next_seq_ = 0;
     std::unordered_map<VkDeviceMemory, Ticket> filled_;  // the newest fill of each allocation
