@@ -19,7 +19,7 @@ VkResult counter(VkDevice device, VkSemaphore semaphore, uint64_t* value,
                  PFN_vkGetSemaphoreCounterValue VkLayerDispatchTable::*next) {
     DeviceState* state = find_device(device);
     // A batch held may carry its signal (one atomic load while none does).
-    if (VkResult e = submit::flush_signal_holders(*state); e < 0) return e;
+    if (VkResult e = submit::flush_signalers_of(*state, 1, &semaphore); e < 0) return e;
     const VkResult r = (state->dispatch.*next)(device, semaphore, value);
     if (r == VK_SUCCESS) objects::counter_to_app(*state, semaphore, value);
     return watch_device_loss(*state, r);

@@ -11,6 +11,10 @@
 // counter and waits for the middle value halfway (both must first get the held work
 // submitted), and waits for the last value instead of a fence. Fusion carries the waits (met
 // in queue order) and the signals (each batch signals the highest value it holds).
+// --timeline-chain-ring: the same chain, each submission also carrying a fence from a ring of
+// kRing, as naive runtimes reuse their command buffers: before step s reuses a slot, the host
+// waits for the fence of step s - kRing and resets it. Those waits are on work long submitted:
+// they must not flush the batch being filled, though it carries semaphore signals.
 #include "chain_step.h"
 #include "suite_util.h"
 #include "vk_app.h"
@@ -27,6 +31,7 @@ using chain::cpu_step;
 using chain::params_for;
 
 uint32_t groups_for(uint32_t step) { return 1 + (step * 37) % 64; }  // 1..64 workgroups
+constexpr uint32_t kRing = 64;  // --timeline-chain-ring's fences
 
 void wait_timeline(vkapp::Context& ctx, VkSemaphore timeline, uint64_t value) {
     VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
@@ -38,7 +43,8 @@ void wait_timeline(vkapp::Context& ctx, VkSemaphore timeline, uint64_t value) {
 
 // --timeline-chain: step `s` waits for value s and signals s + 1; halfway the host polls the
 // counter until it reaches the middle value, and then waits for it as well.
-void submit_chained(vkapp::Context& ctx, VkCommandBuffer cb, VkSemaphore timeline, uint32_t s, uint32_t steps) {
+void submit_chained(vkapp::Context& ctx, VkCommandBuffer cb, VkSemaphore timeline, uint32_t s, uint32_t steps,
+                    VkFence fence) {
     const uint64_t wait_value = s, signal_value = s + 1;
     const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
@@ -54,7 +60,7 @@ void submit_chained(vkapp::Context& ctx, VkCommandBuffer cb, VkSemaphore timelin
     si.pCommandBuffers = &cb;
     si.signalSemaphoreCount = 1;
     si.pSignalSemaphores = &timeline;
-    VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, VK_NULL_HANDLE));
+    VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, fence));
     if (signal_value != steps / 2) return;
     uint64_t counter = 0;
     do VK_CHECK(vkGetSemaphoreCounterValue(ctx.device, timeline, &counter));
@@ -67,8 +73,10 @@ void submit_chained(vkapp::Context& ctx, VkCommandBuffer cb, VkSemaphore timelin
 int main(int argc, char** argv) {
     const char* kExtensionsFlag = "--submit-extensions";
     const char* kChainFlag = "--timeline-chain";
-    const bool chain = argc > 1 && std::strcmp(argv[argc - 1], kChainFlag) == 0;
-    const uint32_t scale = suite::parse_scale(argc, argv, chain ? kChainFlag : kExtensionsFlag);
+    const char* kRingFlag = "--timeline-chain-ring";
+    const bool ring = argc > 1 && std::strcmp(argv[argc - 1], kRingFlag) == 0;
+    const bool chain = ring || (argc > 1 && std::strcmp(argv[argc - 1], kChainFlag) == 0);
+    const uint32_t scale = suite::parse_scale(argc, argv, ring ? kRingFlag : chain ? kChainFlag : kExtensionsFlag);
     const bool extensions = argc > 1 && std::strcmp(argv[argc - 1], kExtensionsFlag) == 0;
     const uint32_t kSteps = 500 * scale;
     const uint32_t kN = 8192 + 123;  // not a multiple of the workgroup size
@@ -115,6 +123,8 @@ int main(int argc, char** argv) {
     VkCommandPool pool = vkapp::create_command_pool(ctx);
     std::vector<VkCommandBuffer> cbs = suite::allocate_command_buffers(ctx, pool, kSteps);
     VkFence fence = suite::create_fence(ctx);
+    std::vector<VkFence> slots;
+    for (uint32_t i = 0; ring && i < kRing; ++i) slots.push_back(suite::create_fence(ctx));
 
     for (uint32_t s = 0; s < kSteps; ++s) {
         VkCommandBuffer cb = cbs[s];
@@ -147,7 +157,15 @@ int main(int argc, char** argv) {
         VK_CHECK(vkEndCommandBuffer(cb));
         const VkFence signal = s + 1 == kSteps ? fence : VK_NULL_HANDLE;
         if (chain) {
-            submit_chained(ctx, cb, timeline, s, kSteps);
+            VkFence slot = VK_NULL_HANDLE;
+            if (ring) {
+                slot = slots[s % kRing];
+                if (s >= kRing) {
+                    suite::wait_fence(ctx, slot);
+                    VK_CHECK(vkResetFences(ctx.device, 1, &slot));
+                }
+            }
+            submit_chained(ctx, cb, timeline, s, kSteps, slot);
             continue;
         }
         if (!extensions) {
@@ -183,6 +201,7 @@ int main(int argc, char** argv) {
     const bool ok = suite::compare_words("chain_dispatch", got.data(), a.data(), kN);
 
     vkDestroyFence(ctx.device, fence, nullptr);
+    for (VkFence f : slots) vkDestroyFence(ctx.device, f, nullptr);
     if (timeline) vkDestroySemaphore(ctx.device, timeline, nullptr);
     vkDestroyCommandPool(ctx.device, pool, nullptr);
     vkDestroyDescriptorPool(ctx.device, dpool, nullptr);

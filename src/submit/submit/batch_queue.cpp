@@ -91,6 +91,19 @@ bool BatchQueue::holds_any(uint32_t count, const VkFence* fences) const {
     return false;
 }
 
+bool BatchQueue::signals_any(uint32_t count, const VkSemaphore* semaphores) const {
+    auto in = [&](const HeldBatch& b) {
+        for (const SemaphoreValue& held : b.signals)
+            for (uint32_t i = 0; i < count; ++i)
+                if (semaphores[i] == held.semaphore) return true;
+        return false;
+    };
+    if (in(open_) || (recording_ && in(*recording_))) return true;
+    for (const HeldBatch& b : sealed_)
+        if (in(b)) return true;
+    return false;
+}
+
 HeldBatch BatchQueue::take_sealed() {
     HeldBatch b = std::move(sealed_.front());
     sealed_.pop_front();

@@ -81,6 +81,8 @@ public:
     bool seal();
     // Whether a batch not yet submitted carries one of these fences.
     bool holds_any(uint32_t count, const VkFence* fences) const;
+    // Whether a batch not yet submitted signals one of these semaphores.
+    bool signals_any(uint32_t count, const VkSemaphore* semaphores) const;
     // With the recording lock held too: takes out the oldest sealed batch (there is one), or
     // the open one.
     HeldBatch take_sealed();

@@ -111,6 +111,26 @@ VkResult flush_signal_holders(DeviceState& d, const QueueState* except) {
                       [skip](const QueueFusion& f) { return &f != skip && f.holds_signals(); });
 }
 
+VkResult flush_signalers_of(DeviceState& d, uint32_t count, const VkSemaphore* semaphores) {
+    if (!d.fusion || count == 0 || d.held_signal_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
+    const FusingQueues queues(d);
+    VkResult first = VK_SUCCESS;
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
+        if (!f->holds_signals()) continue;
+        {
+            // Asked under the queue lock alone: a batch the flusher records meanwhile counts.
+            std::lock_guard lock(f->locks().queue());
+            if (!f->signals_any(count, semaphores)) continue;
+        }
+        QueueLock lock(f->locks());
+        f->note_wait();
+        VkResult r = f->flush(FlushReason::Observe);
+        if (r < 0 && first == VK_SUCCESS) first = r;
+    }
+    return first;
+}
+
 namespace {
 uint32_t waits_of(const VkSubmitInfo& s) { return s.waitSemaphoreCount; }
 uint32_t waits_of(const VkSubmitInfo2& s) { return s.waitSemaphoreInfoCount; }

@@ -60,6 +60,10 @@ void flush_before_destroy(DeviceState& d);
 // batches that carry semaphores (semaphore_carry.h), on every fusing queue but `except` (null: all). One
 // atomic load while none is held. Returns the first error.
 VkResult flush_signal_holders(DeviceState& d, const QueueState* except = nullptr);
+// Before a host wait on or a counter read of these semaphores: submits the held batches that
+// signal one of them, on every fusing queue, and no other (a wait on an unrelated semaphore, or
+// on one of Slipstream's timelines to answer a fence, lets batches that carry semaphores grow).
+VkResult flush_signalers_of(DeviceState& d, uint32_t count, const VkSemaphore* semaphores);
 // The same before a submission to `q` that waits on a semaphore, or signals a binary one that
 // a held batch of another queue may wait for (that wait must reach the driver before the new
 // signal). One atomic load while no batch holds semaphores.

@@ -166,6 +166,10 @@ public:
     bool has_pending() const { return batches_.has_pending(); }
     // A batch held signals semaphores of the application's (an observer flushes it first).
     bool holds_signals() const { return batches_.holds_signals(); }
+    // With the queue lock held: whether a batch held signals one of these semaphores.
+    bool signals_any(uint32_t count, const VkSemaphore* semaphores) const {
+        return batches_.signals_any(count, semaphores);
+    }
     // Whether one of these fences is the one of the latest fusable submission.
     bool latest_fence_in(uint32_t count, const VkFence* fences) const { return waits_.latest_fence_in(count, fences); }
     VkSemaphore timeline() const { return timeline_.timeline(); }

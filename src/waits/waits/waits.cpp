@@ -196,7 +196,8 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
                          PFN_vkWaitSemaphores next_wait) {
     d.stats.add(Counter::SemaphoreWaits);
     // A held batch may carry a signal it waits for (submit/semaphore_carry.h): those go first.
-    if (VkResult e = submit::flush_signal_holders(d); e < 0) return settled(d, e);
+    if (VkResult e = submit::flush_signalers_of(d, info->semaphoreCount, info->pSemaphores); e < 0)
+        return settled(d, e);
     if (VkResult e = submit::fusion_error(d); e < 0) return settled(d, e);
     // `info` holds the driver's values (the hook translated those of pooled timeline
     // semaphores, objects/timeline_values.h), so the counters polled below compare with them.
