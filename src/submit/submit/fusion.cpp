@@ -94,6 +94,29 @@ VkResult flush_open(DeviceState& d, FlushReason reason, Wanted&& wanted) {
     }
     return first;
 }
+
+// Flushes, for an observer, each queue that `may_hold` (no lock held) lets be asked and whose
+// held batches `holds` says it may see. `holds` is asked under the queue lock alone, so that an
+// observer of nothing held (a ring's older fence, another semaphore) never waits for the
+// flusher's recording. `waits`: the observer waits for the queue's work (note_wait).
+template <typename MayHold, typename Holds>
+VkResult flush_observed(DeviceState& d, bool waits, MayHold&& may_hold, Holds&& holds) {
+    const FusingQueues queues(d);
+    VkResult first = VK_SUCCESS;
+    for (size_t i = 0; i < queues.size(); ++i) {
+        QueueFusion* f = queues[i];
+        if (!may_hold(*f)) continue;
+        {
+            std::lock_guard lock(f->locks().queue());
+            if (!holds(*f)) continue;
+        }
+        QueueLock lock(f->locks());
+        if (waits) f->note_wait();
+        VkResult r = f->flush(FlushReason::Observe);
+        if (r < 0 && first == VK_SUCCESS) first = r;
+    }
+    return first;
+}
 }  // namespace
 
 VkResult flush_device(DeviceState& d, FlushReason reason) {
@@ -113,22 +136,9 @@ VkResult flush_signal_holders(DeviceState& d, const QueueState* except) {
 
 VkResult flush_signalers_of(DeviceState& d, uint32_t count, const VkSemaphore* semaphores) {
     if (!d.fusion || count == 0 || d.held_signal_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
-    const FusingQueues queues(d);
-    VkResult first = VK_SUCCESS;
-    for (size_t i = 0; i < queues.size(); ++i) {
-        QueueFusion* f = queues[i];
-        if (!f->holds_signals()) continue;
-        {
-            // Asked under the queue lock alone: a batch the flusher records meanwhile counts.
-            std::lock_guard lock(f->locks().queue());
-            if (!f->signals_any(count, semaphores)) continue;
-        }
-        QueueLock lock(f->locks());
-        f->note_wait();
-        VkResult r = f->flush(FlushReason::Observe);
-        if (r < 0 && first == VK_SUCCESS) first = r;
-    }
-    return first;
+    return flush_observed(
+        d, true, [](const QueueFusion& f) { return f.holds_signals(); },
+        [&](const QueueFusion& f) { return f.signals_any(count, semaphores); });
 }
 
 namespace {
@@ -228,26 +238,14 @@ void note_device_wait(DeviceState& d) {
 }
 
 VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
-    // A wait on a queue's newest fence is a wait for everything it was given: what the
-    // queue's mode is learnt from.
     if (!d.fusion) return VK_SUCCESS;
-    const FusingQueues queues(d);
-    VkResult first = VK_SUCCESS;
-    for (size_t i = 0; i < queues.size(); ++i) {
-        QueueFusion* f = queues[i];
-        if (f->latest_fence_in(count, fences)) f->note_wait();
-        // (The submission that carries a fence waited for came before the wait.)
-        if (!f->has_pending()) continue;
-        {
-            // A wait on an older fence (a ring coming round) must not wait for the flusher.
-            std::lock_guard lock(f->locks().queue());
-            if (!f->holds_any(count, fences)) continue;
-        }
-        QueueLock lock(f->locks());
-        VkResult r = f->flush(FlushReason::Observe);
-        if (r < 0 && first == VK_SUCCESS) first = r;
-    }
-    return first;
+    // A wait on a queue's newest fence is a wait for everything it was given: what the queue's
+    // mode is learnt from. (The submission that carries a fence waited for came before the wait.)
+    auto may_hold = [&](QueueFusion& f) {
+        if (f.latest_fence_in(count, fences)) f.note_wait();
+        return f.has_pending();
+    };
+    return flush_observed(d, false, may_hold, [&](const QueueFusion& f) { return f.holds_any(count, fences); });
 }
 
 FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {
