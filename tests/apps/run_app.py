@@ -34,6 +34,11 @@ With --layout NAME, every mode (including "off") runs over the memory-layout tes
 layer), which presents layout NAME (tests/unit/memory_layouts.h) on the real device: memory
 policy then meets types lavapipe lacks (device-local-only memory, for one).
 
+With --driver-cost SPEC, every mode (including "off") runs over the driver-cost test layer
+(VK_LAYER_SLIPSTREAM_test_driver_cost, tests/layers, under Slipstream and the validation layer),
+which makes the driver calls SPEC names cost CPU time (SLIPSTREAM_TEST_DRIVER_COST's format):
+the layer's adaptive decisions then meet a driver as slow as a GPU's on lavapipe.
+
 With --skip-if REGEX, a run whose output has a line matching it (the program could not run
 what the test needs on this device, and said so) ends the test: the driver prints
 "SKIPPED: <that line>" (ctest's SKIP_REGULAR_EXPRESSION) and exits 0.
@@ -63,6 +68,8 @@ STATS_VAR = "VK_SLIPSTREAM_STATS_FILE"
 ARGS_ENV = []  # --env VAR=VALUE items
 LAYOUT = []  # --layout NAME
 MEMORY_LAYER = "VK_LAYER_SLIPSTREAM_test_memory_layout"
+DRIVER_COST = []  # --driver-cost SPEC
+DRIVER_COST_LAYER = "VK_LAYER_SLIPSTREAM_test_driver_cost"
 SKIP_STATS_VAR = "SLIPSTREAM_SUITE_SKIP_STATS_CHECK"
 
 
@@ -92,6 +99,8 @@ def parse_args(argv):
                    help="set in every mode's environment (repeatable)")
     p.add_argument("--layout", metavar="NAME",
                    help="run over the memory-layout test layer presenting layout NAME")
+    p.add_argument("--driver-cost", metavar="SPEC",
+                   help="run over the driver-cost test layer with SLIPSTREAM_TEST_DRIVER_COST=SPEC")
     args = p.parse_args(ours)
     args.modes = [m for m in args.modes.split(",") if m]
     # SLIPSTREAM_SUITE_MODES narrows the modes run (the ThreadSanitizer stage leaves out the
@@ -114,6 +123,8 @@ def parse_args(argv):
     ARGS_ENV.extend(args.env)
     if args.layout:
         LAYOUT.append(args.layout)
+    if args.driver_cost:
+        DRIVER_COST.append(args.driver_cost)
     return args
 
 
@@ -139,14 +150,17 @@ def run_program(argv, env, timeout, into):
 
 
 def mode_env(mode, build_dir, stats_file):
-    below = [MEMORY_LAYER] if LAYOUT else []
+    below = ([MEMORY_LAYER] if LAYOUT else []) + ([DRIVER_COST_LAYER] if DRIVER_COST else [])
     env = slipstream_env.layer_env(mode, build_dir, extra_layers_below=below)
-    if LAYOUT:
+    if below:
         # After Slipstream's folder: Debian's loader (1.3.239) stacks layers in the order it
         # discovers their manifests.
         test_layers = os.path.join(os.path.abspath(build_dir), "test_layers")
         env["VK_ADD_LAYER_PATH"] = ":".join([p for p in (env.get("VK_ADD_LAYER_PATH"), test_layers) if p])
+    if LAYOUT:
         env["SLIPSTREAM_TEST_MEMORY_LAYOUT"] = LAYOUT[0]
+    if DRIVER_COST:
+        env["SLIPSTREAM_TEST_DRIVER_COST"] = DRIVER_COST[0]
     if mode == "validation" and QUEUE_SUBMIT_CHECK not in env.get("VK_LAYER_ENABLES", ""):
         sys.exit("run_app.py: slipstream_env no longer enables cross-submission sync validation")
     for item in ARGS_ENV:
