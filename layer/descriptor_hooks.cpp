@@ -88,6 +88,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDescriptorPool(VkDevice device, VkDescriptorPo
 VKAPI_ATTR void VKAPI_CALL UpdateDescriptorSets(VkDevice device, uint32_t write_count, const VkWriteDescriptorSet* writes,
                                                 uint32_t copy_count, const VkCopyDescriptorSet* copies) {
     DeviceState* d = find_device(device);
+    submit::settle_armed(*d);
     if (d->buffer_watch.load(std::memory_order_relaxed))
         buffer_use::UpdateDescriptorSets(*d, device, write_count, writes, copy_count, copies);
     d->dispatch.UpdateDescriptorSets(device, write_count, writes, copy_count, copies);
@@ -99,6 +100,7 @@ template <typename Resolve, typename Next>
 void update_with_template(VkDevice device, VkDescriptorSet set, VkDescriptorUpdateTemplate t, const void* data,
                           Resolve resolve, Next next) {
     DeviceState* d = find_device(device);
+    submit::settle_armed(*d);
     if (d->buffer_watch.load(std::memory_order_relaxed)) resolve(*d, device, set, t, data);
     (d->dispatch.*next)(device, set, t, data);
     if (registry(d)) registry(d)->set_updated_with_template(set, t, data);

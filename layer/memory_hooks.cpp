@@ -125,6 +125,7 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAll
 
 VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice device, VkDeviceMemory memory, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
+    if (memory) submit::settle_armed(*d);
     if (memory && d->readback) d->readback->freed(memory);
     if (memory && d->record) d->record->memory_freed(memory);
     objects::free_memory(*d, memory, allocator);

@@ -90,8 +90,9 @@ MODES = {
     "fuse-native": {"VK_SLIPSTREAM_FUSE": "on", "VK_SLIPSTREAM_LAZY_RECORD": "off"},
     "fuse-nospin": {"VK_SLIPSTREAM_FUSE": "on", "VK_SLIPSTREAM_SPIN": "off"},
     "nospin": {"VK_SLIPSTREAM_FUSE": "off", "VK_SLIPSTREAM_SPIN": "off"},
+    "fuse-arm": {"VK_SLIPSTREAM_FUSE": "on", "VK_SLIPSTREAM_ARM": "on"},  # armed launches
 }
-FUSING = {"fuse", "fuse-native", "fuse-nospin"}
+FUSING = {"fuse", "fuse-native", "fuse-nospin", "fuse-arm"}
 SUBMIT_MODES = ("none", "plain", "fuse", "fuse-native")
 WAIT_MODES = ("none", "plain", "nospin", "fuse", "fuse-nospin")
 OWN_MODES = ("none", "fuse")  # Slipstream's own calls: they exist only with fusion
@@ -283,6 +284,17 @@ def cases(long_form):
     c.append(Case("gpu-fill-lost-later", "vkQueueSubmit@4=" + LOST, fill_args, modes=alloc_modes,
                   layout="nvidia-bar", expect=everywhere("error", alloc_modes),
                   stats=[("alloc_cache_fill_submits", ">=", 1)]))
+    # Armed launches: the device is lost at a wait while replays are being armed after the
+    # dispatches' submissions (1: the 4th wait, one replay armed at least by then); at the
+    # workload's 2nd submission, its first dispatch (2); at our submission that arms the
+    # replay after it (3). The application hears of the loss; no wait hangs (the fault layer drains the
+    # queues, and only our release, here the flusher's at the replay's deadline, lets an
+    # armed one end), and vkDestroyDevice comes back.
+    arm_modes = ("none", "fuse-arm")
+    for n, fault in ((1, "vkWaitForFences@4=" + LOST), (2, "vkQueueSubmit@2=" + LOST),
+                     (3, "vkQueueSubmit@3=" + LOST)):
+        c.append(Case(f"armed-lost-{n}", fault, latency, modes=arm_modes, expect=everywhere("error", arm_modes),
+                      stats=[("arm_armed", ">=", 1)] if n == 1 else []))
     # --- Slipstream's own machinery (fusion, lazy recording) ---
     for n in (1, 2, 3):
         c.append(Case(f"batch-begin-fails-{n}", f"vkBeginCommandBuffer@{n}=" + OOH, ["--wait", "fence"] + DEADLINE,

@@ -4,12 +4,15 @@
 // final contents of every buffer. random_test.py runs it without the layer and under it in
 // every fusion mode and compares.
 //
-//   random_program --seed N [--ops K] [--drop i,j,...] [--queues Q] [--share-queues] [--print] [--dump FILE]
+//   random_program --seed N [--ops K] [--drop i,j,...] [--queues Q] [--share-queues] [--repeat-resubmits]
+//                  [--print] [--dump FILE]
 //
 // --ops K      generate K actions (default 60); the first K of a seed are the same for any K
 // --drop LIST  leave these actions out (indices, comma-separated; ranges a-b too)
 // --queues Q   use at most Q queues of the family (default 2; the device may have fewer)
 // --share-queues  where the device has fewer than Q, the others share its last queue
+// --repeat-resubmits  a resubmit action submits its command buffer 1-5 times, waiting for it
+//              each time (another program than without: compare like with like)
 // --print      print every lowered step (which Vulkan calls each action became)
 // --dump FILE  write the raw bytes of every host read, in order, with a header line each
 #include "actions.h"
@@ -24,7 +27,8 @@ namespace {
 
 [[noreturn]] void usage(const char* argv0) {
     std::fprintf(stderr,
-                 "usage: %s --seed N [--ops K] [--drop i,j,a-b] [--queues Q] [--share-queues] [--print] [--dump FILE]\n", argv0);
+                 "usage: %s --seed N [--ops K] [--drop i,j,a-b] [--queues Q] [--share-queues] [--repeat-resubmits] "
+                 "[--print] [--dump FILE]\n", argv0);
     std::exit(2);
 }
 
@@ -54,6 +58,8 @@ int main(int argc, char** argv) {
             if (opt.queues < 1) usage(argv[0]);
         } else if (a == "--share-queues") {
             opt.share_queues = true;
+        } else if (a == "--repeat-resubmits") {
+            opt.repeat_resubmits = true;
         } else if (a == "--drop" && more) {
             std::string list = argv[++i];
             size_t start = 0;

@@ -4,7 +4,7 @@ and under it in several configurations, and fails on any difference.
 
     random_test.py --build-dir B [--seeds LIST | --count N --start S] [--ops K] [--long]
                    [--jobs J] [--shrink] [--timeout S] [--configs NAMES] [--expect-fused N]
-                   [--env VAR=VALUE ...] [--share-queues]
+                   [--expect-released N] [--env VAR=VALUE ...] [--share-queues] [--repeat-resubmits]
 
 For each seed, random_program (tests/random) builds a valid Vulkan program of compute and
 transfer work and prints `checksum: <16 hex>` over everything the host read. A seed passes when
@@ -14,7 +14,9 @@ the timeout (a hang), and, under the layer, writes its statistics file (the laye
 
 Over all seeds, the fusing configurations must really have fused (command_buffers_fused summed
 over the seeds >= --expect-fused, default 1) and "fuse_off" must not have: a tester that
-silently bypasses the layer or ignores a setting fails.
+silently bypasses the layer or ignores a setting fails. The armed-launch configurations ("arm",
+"arm_validation"; run only when --configs names them) must have released armed replays (arm_released summed over the seeds >=
+--expect-released, default 0).
 
 With --shrink, each failing (seed, configuration) is reduced: first the fewest leading actions
 (--ops) that still fail, then single actions left out (--drop) while it still fails; the
@@ -47,6 +49,9 @@ CONFIGS = [
     ("lazy_off", "on", {"VK_SLIPSTREAM_LAZY_RECORD": "off"}),
     ("defer_0", "on", {"VK_SLIPSTREAM_MAX_DEFER_US": "0"}),
     ("no_elide", "on", {"VK_SLIPSTREAM_ELIDE_BARRIERS": "off"}),
+    # Armed launches (off by default): a replay armed after each latency-path submission,
+    # released or disarmed by what the program does next.
+    ("arm", "on", {"VK_SLIPSTREAM_ARM": "timeline"}),
     # The allocation cache off under validation: the layer answers idle and fence waits it
     # knows are done without calling the driver, so the validation layer below it never sees
     # those waits complete, and a recycled allocation (the same VkDeviceMemory to it) written
@@ -60,11 +65,13 @@ CONFIGS = [
     # (WRITE_AFTER_WRITE against reset_no 9 of the same command buffer, its checksum right),
     # not reproduced in 240 runs here.
     ("validation", "validation", {"VK_SLIPSTREAM_ALLOC_CACHE": "off", "VK_SLIPSTREAM_SPIN": "off"}),
+    ("arm_validation", "validation",
+     {"VK_SLIPSTREAM_ARM": "timeline", "VK_SLIPSTREAM_ALLOC_CACHE": "off", "VK_SLIPSTREAM_SPIN": "off"}),
     # The validation layer without Slipstream: a message here means the generated program is
     # invalid (a bug of the tester's hazard model), not the layer's.
     ("validation_alone", "off+validation", {}),
 ]
-FUSING = ("defaults", "lazy_on", "lazy_off", "defer_0", "no_elide")
+FUSING = ("defaults", "lazy_on", "lazy_off", "defer_0", "no_elide", "arm")
 # The fixed seeds ctest runs (tests/random/CMakeLists.txt passes them). Known failures are
 # listed in docs/random-tester.md, never here.
 
@@ -96,7 +103,8 @@ def run_once(args, seed, config, ops=None, drop=None):
             env[k] = v
     env.pop(STATS_VAR, None)
     argv = [args.program, "--seed", str(seed), "--ops", str(ops if ops is not None else args.ops),
-            "--queues", str(args.queues)] + (["--share-queues"] if args.share_queues else [])
+            "--queues", str(args.queues)] + (["--share-queues"] if args.share_queues else []) + \
+        (["--repeat-resubmits"] if args.repeat_resubmits else [])
     if drop:
         argv += ["--drop", ",".join(str(i) for i in sorted(drop))]
     with tempfile.TemporaryDirectory(prefix="slipstream-random-") as tmp:
@@ -157,6 +165,8 @@ def command_line(args, seed, config, ops, drop):
     line = f"{args.program} --seed {seed} --ops {ops} --queues {args.queues}"
     if args.share_queues:
         line += " --share-queues"
+    if args.repeat_resubmits:
+        line += " --repeat-resubmits"
     if drop:
         line += " --drop " + ",".join(str(i) for i in sorted(drop))
     how = {"off": "DISABLE_SLIPSTREAM=1", "on": "tools/slipstream run --",
@@ -206,6 +216,8 @@ def main(argv):
     # Their likely cause, its pairing of timeline waits (docs/random-tester.md), the runner now
     # avoids; not run there again yet.
     p.add_argument("--queues", type=int, default=2, help="queues the program may use (default 2)")
+    p.add_argument("--repeat-resubmits", action="store_true",
+                   help="resubmit actions repeat 1-5 times with a wait each (random_program --repeat-resubmits)")
     p.add_argument("--share-queues", action="store_true",
                    help="queues the device lacks share its last one (random_program --share-queues)")
     p.add_argument("--long", action="store_true", help="2000 seeds of 120 actions")
@@ -218,6 +230,8 @@ def main(argv):
                         "setting that breaks the layer on purpose, to see the tester fail)")
     p.add_argument("--expect-fused", type=int, default=1,
                    help="command_buffers_fused summed over the seeds, each fusing configuration")
+    p.add_argument("--expect-released", type=int, default=0,
+                   help="arm_released summed over the seeds, each armed-launch configuration")
     args = p.parse_args(argv)
     args.program = args.program or os.path.join(args.build_dir, "tests", "random", "random_program")
     if not os.path.exists(args.program):
@@ -226,7 +240,9 @@ def main(argv):
         args.count, args.ops = 2000, 120
     seeds = [int(s) for s in args.seeds.split(",") if s] if args.seeds else \
         list(range(args.start, args.start + args.count))
-    configs = CONFIGS
+    # By default all but armed launches' (off by default in the layer; --repeat-resubmits
+    # programs are where they engage): name them in --configs.
+    configs = [c for c in CONFIGS if not c[0].startswith("arm")]
     if args.configs:
         names = args.configs.split(",")
         unknown = [n for n in names if n not in {c[0] for c in CONFIGS}]
@@ -240,9 +256,11 @@ def main(argv):
 
     failures = []
     fused = {c[0]: 0 for c in configs}
+    released = {c[0]: 0 for c in configs}  # armed replays released (the arm configurations)
     for seed, (runs, failed) in results:
         for r in runs:
             fused[r.config] += r.stats.get("command_buffers_fused", 0)
+            released[r.config] += r.stats.get("arm_released", 0)
         status = "FAIL " + ",".join(failed) if failed else "pass"
         times = " ".join(f"{r.config}={r.seconds:.1f}s" for r in runs)
         print(f"seed {seed}: {status} (checksum {runs[0].checksum}; {times})")
@@ -258,12 +276,17 @@ def main(argv):
         if name in FUSING and fused[name] < args.expect_fused:
             problems.append(f"configuration {name}: command_buffers_fused = {fused[name]} over all "
                             f"seeds, expected >= {args.expect_fused} (fusion did not engage)")
+        if name.startswith("arm") and released[name] < args.expect_released:
+            problems.append(f"configuration {name}: arm_released = {released[name]} over all seeds, "
+                            f"expected >= {args.expect_released} (arming did not engage)")
         if name == "fuse_off" and fused[name] != 0:
             problems.append(f"configuration fuse_off fused {fused[name]} command buffers")
     for line in problems:
         print("FAIL: " + line)
     print("fused command buffers per configuration: " +
           ", ".join(f"{k} {v}" for k, v in fused.items() if k != "off"))
+    if any(k.startswith("arm") for k in released):
+        print("armed replays released: " + ", ".join(f"{k} {v}" for k, v in released.items() if k.startswith("arm")))
 
     if args.shrink:
         done = set()

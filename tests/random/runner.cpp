@@ -125,7 +125,7 @@ private:
     void submit(int q, bool end_open, SignalKind signal, SemWait* out_wait, bool force_fence = false);
     void flush_to(int p, uint64_t pos);
     void signal_for(int p, uint64_t pos, std::vector<SemWait>& waits);
-    void host_wait(int p, uint64_t pos);
+    void host_wait(int p, uint64_t pos, bool fence_first = false);
     void complete_sub(int sub);
     void wait_fence(VkFence f, bool poll);
     VkFence get_fence();
@@ -141,6 +141,10 @@ private:
     void do_host_write(int slot, bool whole);
     void do_read_back(int slot);
     void do_resubmit();
+    int pick_resubmittable();     // a reusable command buffer that completed, or -1
+    int record_kernel(int q);     // --repeat-resubmits: a new one of dispatches only, submitted
+    bool force_reusable_ = false;  // ... open_cb makes a reusable command buffer, unwrapped
+    void resubmit(int id, int q);  // submits it again on queue q
     int pick_slot(bool host_only = false);
     void make_host_safe(int slot, bool for_write);
     void finale();
@@ -391,8 +395,8 @@ Cb& Runner::open_cb(int q) {
     c.items.clear();
     c.uses.clear();
     c.query_pairs.clear();
-    c.reusable = rng_.chance(25);
-    c.wrapped = rng_.chance(12);
+    c.reusable = force_reusable_ || rng_.chance(25);
+    c.wrapped = !force_reusable_ && rng_.chance(12);
     if (c.wrapped && !c.secondary) {
         VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
         ai.commandPool = cmd_pool_;
@@ -891,11 +895,12 @@ void Runner::wait_fence(VkFence f, bool poll) {
 }
 
 // The host waits until p's work up to `pos` (submitted) is complete, in a random way.
-void Runner::host_wait(int p, uint64_t pos) {
+void Runner::host_wait(int p, uint64_t pos, bool fence_first) {
     if (pos <= model_->done(p)) return;
     flush_to(p, pos);
     QueueState& qs = queues_[size_t(p)];
-    const uint32_t how = rng_.below(10);  // 0-3 fence, 4-5 poll, 6-7 timeline, 8 queue idle, 9 device idle
+    // 0-3 fence, 4-5 poll, 6-7 timeline, 8 queue idle, 9 device idle; `fence_first`: mostly 0-5
+    const uint32_t how = fence_first && rng_.chance(80) ? rng_.below(6) : rng_.below(10);
     int target = -1;
     for (size_t i = 0; i < subs_.size(); ++i) {
         const Sub& s = subs_[i];
@@ -1159,7 +1164,7 @@ void Runner::do_read_back(int s) {
     free_slot(t);
 }
 
-void Runner::do_resubmit() {
+int Runner::pick_resubmittable() {
     std::vector<int> c;
     for (size_t i = 0; i < cbs_.size(); ++i) {
         const Cb& cb = cbs_[i];
@@ -1169,12 +1174,46 @@ void Runner::do_resubmit() {
             valid &= slots_[size_t(slot)].alive && slots_[size_t(slot)].gen == gen;
         if (valid) c.push_back(int(i));
     }
-    if (c.empty()) return;
-    const int id = c[rng_.below(uint32_t(c.size()))];
-    const int q = rng_.below(uint32_t(queues_.size()));
+    return c.empty() ? -1 : c[rng_.below(uint32_t(c.size()))];
+}
+
+// --repeat-resubmits: a command buffer of 1-3 dispatches alone, recorded and submitted now on
+// queue q, to be submitted again (the work of a runtime that repeats one kernel); its id.
+int Runner::record_kernel(int q) {
+    if (queues_[size_t(q)].open >= 0 || !queues_[size_t(q)].ended.empty()) submit(q, true, SignalKind::none, nullptr);
+    force_reusable_ = true;
+    const uint32_t n = 1 + rng_.below(3);
+    for (uint32_t i = 0; i < n; ++i) do_dispatch(q);
+    force_reusable_ = false;
+    const int id = queues_[size_t(q)].open;
+    submit(q, true, SignalKind::none, nullptr);
+    return id;
+}
+
+void Runner::do_resubmit() {
+    const bool fresh = opt_.repeat_resubmits && rng_.chance(50);
+    const int q0 = fresh ? int(rng_.below(uint32_t(queues_.size()))) : 0;
+    const int id = fresh ? record_kernel(q0) : pick_resubmittable();
+    if (id < 0) return;
+    const int q = fresh ? q0 : int(rng_.below(uint32_t(queues_.size())));
+    // --repeat-resubmits: a runtime that waits for every operation, repeating one.
+    const uint32_t times = opt_.repeat_resubmits ? 1 + rng_.below(5) : 1;
+    for (uint32_t i = 0; i < times; ++i) {
+        if (i > 0) {
+            host_wait(q, cbs_[size_t(id)].end_pos, true);
+            if (rng_.chance(30)) {  // new input between two, as such runtimes write it
+                const int s = pick_slot(true);
+                if (s >= 0) do_host_write(s, false);
+            }
+        }
+        resubmit(id, q);
+    }
+}
+
+void Runner::resubmit(int id, int q) {
     {
         const Sub& last = subs_[size_t(cbs_[size_t(id)].last_sub)];
-        host_wait(last.queue, last.end_pos);  // no resubmission while pending
+        host_wait(last.queue, last.end_pos, opt_.repeat_resubmits);  // no resubmission while pending
     }
     Cb& cb = cbs_[size_t(id)];
     for (VkEvent e : cb.events) VK_CHECK(vkResetEvent(ctx_.device, e));
@@ -1199,7 +1238,8 @@ void Runner::do_resubmit() {
     }
     cb.end_pos = model_->mark(q);
     queues_[size_t(q)].ended.push_back(id);
-    submit(q, false, SignalKind::none, nullptr);
+    // (--repeat-resubmits: with a fence, as a runtime that waits for each operation.)
+    submit(q, false, SignalKind::none, nullptr, opt_.repeat_resubmits);
 }
 
 void Runner::lower(const Action& a, uint32_t index) {

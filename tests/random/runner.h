@@ -19,6 +19,9 @@ struct RunOptions {
     uint32_t queues = 2;      // at most this many queues (the device may have fewer)
     // With fewer queues on the device than `queues`: the others share its last queue.
     bool share_queues = false;
+    // A resubmit action submits its command buffer 1-5 times, waiting for it each time (a
+    // runtime that waits for every operation and repeats the same one: armed launches).
+    bool repeat_resubmits = false;
 };
 
 // Runs the program; prints `checksum: <16 hex>` and returns the exit status (0 fine, 1

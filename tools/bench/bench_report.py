@@ -82,6 +82,9 @@ KNOBS = [
     ("VK_SLIPSTREAM_ELIDE_BARRIERS", "off"),
     ("VK_SLIPSTREAM_OBJECT_POOL", "off"),
     ("VK_SLIPSTREAM_ALLOC_CACHE", "off"),
+    # Armed launches (a latency queue keeps the last command buffer's replay waiting on the
+    # GPU): off by default, a research feature.
+    ("VK_SLIPSTREAM_ARM", "on"),
 ]
 MATRIX_COLUMNS = [("naive", "naive", "off", "no layer", {}), ("defaults", "naive", "on", "defaults", {})] + [
     (f"{k[len('VK_SLIPSTREAM_'):]}={v}", "naive", "on", f"{k[len('VK_SLIPSTREAM_'):]}={v}", {k: v})

@@ -158,6 +158,21 @@ const RowInfo kRows[] = {
      "      runtimes' fence per operation; some drivers charge ~0.5 ms a create + destroy).\n"
      "      tuned: one kept fence, vkResetFences after each wait.\n"
      "      GPU time: one dispatch of the kernel."},
+    {"launch_sync_resubmit", "launch + device sync, same command buffer re-submitted", "us",
+     "Cost of one tiny launch followed by waiting for it, N times; time / N. Every launch\n"
+     "      submits the SAME command buffer (a compute barrier and the dispatch), recorded once\n"
+     "      before timing without ONE_TIME_SUBMIT, with a kept fence (a latency loop repeating\n"
+     "      its work: what armed launches, VK_SLIPSTREAM_ARM=on, are for).\n"
+     "      naive: submit, vkWaitForFences (vkQueueWaitIdle with --wait queue-idle), vkResetFences.\n"
+     "      tuned: submit, spin on vkGetFenceStatus (<= 100 us) before blocking, vkResetFences.\n"
+     "      Each dispatch adds 1 and the buffer is zeroed only before the first: the check\n"
+     "      counts every dispatch, warm-up included. GPU time: one dispatch of the kernel."},
+    {"launch_sync_rerecord", "launch + device sync, re-recorded identically", "us",
+     "As launch_sync_resubmit, but every launch first re-records the command buffer\n"
+     "      identically (vkBeginCommandBuffer with ONE_TIME_SUBMIT, the same barrier and\n"
+     "      dispatch, vkEndCommandBuffer): the same work, which a layer can only tell is the\n"
+     "      same by comparing the commands. naive and tuned wait as in launch_sync_resubmit;\n"
+     "      the same check. GPU time: one dispatch of the kernel."},
     {"barriers_16", "16 dispatches with barriers, one command buffer + sync", "us",
      "Per-dispatch cost of one command buffer of 16 dependent tiny dispatches with the style's\n"
      "      barrier in front of each, submitted and waited for, N times; time / (16 N).\n"
@@ -579,6 +594,7 @@ private:
     VkSemaphore binaries_[2] = {};        // binary_chain's: launch k signals binaries_[k % 2]
     void row_launch_decorated(RowResult& row, Decoration d);
     void wait_fence(VkFence f);
+    void wait_device(VkFence f);  // the style's device sync on a fence of the row's own
     void record_style_barrier(VkCommandBuffer cb);
     static void host_read_barrier(VkCommandBuffer cb);
 
@@ -618,6 +634,7 @@ private:
     void row_launch(RowResult& row, bool sync_each);
     void row_launch_spin(RowResult& row, bool barrier);
     void row_launch_sync_fresh_fence(RowResult& row);
+    void row_launch_sync_same(RowResult& row, bool rerecord);
     void row_barriers_16(RowResult& row);
     void row_seed_chain(RowResult& row);
     void row_idle_sync(RowResult& row);
@@ -731,6 +748,13 @@ void Bench::wait_fence(VkFence f) {
         }
     }
     VK_CHECK(vkWaitForFences(ctx_.device, 1, &f, VK_TRUE, UINT64_MAX));
+}
+
+// As sync() waits, for a fence the row submitted itself: naive blocks in vkWaitForFences (or
+// vkQueueWaitIdle), tuned spins before blocking.
+void Bench::wait_device(VkFence f) {
+    if (opt_.style == Style::naive && opt_.wait == WaitMode::queue_idle) VK_CHECK(vkQueueWaitIdle(ctx_.queue));
+    else wait_fence(f);
 }
 
 Bench::Slot& Bench::acquire_slot() {
@@ -1057,6 +1081,8 @@ RowResult Bench::run(const RowInfo& info) {
     else if (id == "launch_spin") row_launch_spin(row, true);
     else if (id == "launch_spin_bare") row_launch_spin(row, false);
     else if (id == "launch_sync_fresh_fence") row_launch_sync_fresh_fence(row);
+    else if (id == "launch_sync_resubmit") row_launch_sync_same(row, false);
+    else if (id == "launch_sync_rerecord") row_launch_sync_same(row, true);
     else if (id == "barriers_16") row_barriers_16(row);
     else if (id == "seed_chain") row_seed_chain(row);
     else if (id == "idle_sync") row_idle_sync(row);
@@ -1219,6 +1245,56 @@ void Bench::row_launch_sync_fresh_fence(RowResult& row) {
             }
         },
         [&](int r) { check_tiny(row, tiny, check_buf, uint32_t(n) * uint32_t(r + 1), r); });
+    row.gpu_what = "one dispatch of the tiny kernel (256 uints)";
+    row.gpu_us = gpu_time_us([&](VkCommandBuffer c) { dispatch(c, add_, set, 1, kTinyWords); }, opt_.quick ? 3 : 20);
+    free_own(own);
+    VK_CHECK(vkFreeDescriptorSets(ctx_.device, dpool_, 1, &set));
+    free_buffer(tiny);
+    free_buffer(check_buf);
+}
+
+// "launch + device sync, same command buffer re-submitted" and "..., re-recorded identically":
+// a latency loop that submits the same work each time, what armed launches (VK_SLIPSTREAM_ARM=on)
+// are for; the re-recorded row is the same work that a layer must recognise by its commands.
+// The buffer is zeroed once and every dispatch adds 1, so the value counts the dispatches run:
+// a layer that skipped or doubled a launch fails the check.
+void Bench::row_launch_sync_same(RowResult& row, bool rerecord) {
+    const int n = opt_.quick ? 8 : 64;
+    row.ops_per_rep = n;
+    row.pattern = std::string(opt_.style == Style::naive ? "naive" : "tuned") +
+                  (rerecord ? ", re-recorded" : ", re-submitted");
+    Buf tiny = make_buffer(kTinyWords * 4, kDeviceUsage, MemPref::device);
+    Buf check_buf = make_buffer(kTinyWords * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemPref::readback_tuned);
+    VkDescriptorSet set = make_set(add_, {tiny.buffer});
+    Own own = make_own();  // its fence is kept and reset after each wait, in both styles
+    auto record = [&](VkCommandBuffer cb) {
+        vkapp::barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        dispatch(cb, add_, set, 1, kTinyWords);  // a constant 1: the recording never changes
+    };
+    if (!rerecord) {
+        // Not ONE_TIME_SUBMIT: the very same command buffer goes to the queue every time.
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        VK_CHECK(vkBeginCommandBuffer(own.cb, &bi));
+        record(own.cb);
+        VK_CHECK(vkEndCommandBuffer(own.cb));
+    }
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &own.cb;
+    uint32_t made = 0;  // dispatches submitted and waited for, warm-up included
+    untimed([&](VkCommandBuffer c) { vkCmdFillBuffer(c, tiny.buffer, 0, VK_WHOLE_SIZE, 0); });
+    measure(row, warmup(2), reps(20, 3), n, [&](int) {},
+        [&](int) {
+            for (int i = 0; i < n; ++i) {
+                if (rerecord) submit_own(own, record);
+                else VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, own.fence));
+                wait_device(own.fence);
+                VK_CHECK(vkResetFences(ctx_.device, 1, &own.fence));
+                ++made;
+            }
+        },
+        [&](int r) { check_tiny(row, tiny, check_buf, made, r); });
     row.gpu_what = "one dispatch of the tiny kernel (256 uints)";
     row.gpu_us = gpu_time_us([&](VkCommandBuffer c) { dispatch(c, add_, set, 1, kTinyWords); }, opt_.quick ? 3 : 20);
     free_own(own);

@@ -40,6 +40,8 @@ const std::vector<SettingSpec>& setting_specs() {
         {"alloc_cache_mib", "0..65536 (MiB per heap)", "0", "with alloc_cache on: bytes kept at most per memory heap; 0 means the smaller of 256 MiB and 5% of the heap"},
         {"alloc_cache_zero", "on|off", "on", "with alloc_cache on: zero recycled memory before handing it out (as drivers hand out fresh memory): map + memset, or, for memory the host cannot map, a GPU fill ahead of the next submission; off hands it out as the application left it"},
         {"object_pool_timelines", "1..65536 (semaphores)", "64", "with object_pool on: timeline semaphores kept at most per device; beyond it destroyed ones go to the driver"},
+        {"arm", "off|on|timeline|event", "off", "with fuse on, research: on a queue that waits for every submission, keep a replay of the last command buffer submitted on the GPU, waiting; a submission of the same work releases it with one host call instead of a driver submission (on or timeline: a wait on a timeline value the host signals; event: a host-set event, outside the specification's forward-progress rule), any other use of the queue or of what it names releases it with its work skipped"},
+        {"arm_deadline_us", "100..100000 (microseconds)", "2000", "with arm on: an armed replay nobody claims within this time is released with its work skipped"},
     };
     return specs;
 }
@@ -100,6 +102,14 @@ static std::optional<int> parse_on_always_off(const std::string& text) {
 static std::optional<LazyRecord> parse_lazy_record(const std::string& text) {
     if (lower(text) == "auto") return LazyRecord::Auto;
     if (auto b = parse_bool(text)) return *b ? LazyRecord::On : LazyRecord::Off;
+    return std::nullopt;
+}
+
+static std::optional<ArmMode> parse_arm(const std::string& text) {
+    const std::string t = lower(text);
+    if (t == "timeline") return ArmMode::Timeline;
+    if (t == "event") return ArmMode::Event;
+    if (auto b = parse_bool(text)) return *b ? ArmMode::Timeline : ArmMode::Off;  // on: the conforming way
     return std::nullopt;
 }
 
@@ -179,6 +189,9 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "alloc_cache_zero", parse_bool, s.alloc_cache_zero);
     read_one(lookup, warnings, "object_pool_timelines", [](const std::string& t) { return parse_range(t, 1, 65536); },
              s.object_pool_timelines);
+    read_one(lookup, warnings, "arm", parse_arm, s.arm);
+    read_one(lookup, warnings, "arm_deadline_us", [](const std::string& t) { return parse_range(t, 100, 100000); },
+             s.arm_deadline_us);
     return s;
 }
 
@@ -254,6 +267,8 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"alloc_cache_mib", std::to_string(s.alloc_cache_mib)},
         {"alloc_cache_zero", s.alloc_cache_zero ? "on" : "off"},
         {"object_pool_timelines", std::to_string(s.object_pool_timelines)},
+        {"arm", s.arm == ArmMode::Off ? "off" : s.arm == ArmMode::Timeline ? "timeline" : "event"},
+        {"arm_deadline_us", std::to_string(s.arm_deadline_us)},
     };
 }
 

@@ -23,6 +23,10 @@ enum class ElideProof { On, Off, TrustUnknown };
 // the driver at vkEndCommandBuffer, from its capture, unless the batch's replay would narrow
 // barriers of it (submit/flush_policy.h: record_at_end), so its submission goes straight to the driver.
 enum class LazyRecord { Off, On, Auto };
+// Armed launches (submit/armed_replay.h): off; timeline: the replay waits on a timeline value
+// the host signals (allowed by the specification); event: it waits on a host-set event
+// (outside the specification's forward-progress rule; for measurement).
+enum class ArmMode { Off, Timeline, Event };
 
 struct Settings {
     LogLevel log = LogLevel::Warn;
@@ -58,6 +62,8 @@ struct Settings {
     uint32_t alloc_cache_mib = 0;  // bytes kept at most per heap, in MiB (0: min(256 MiB, 5% of the heap))
     bool alloc_cache_zero = true;  // zero recycled memory before handing it out
     uint32_t object_pool_timelines = 64;  // timeline semaphores kept at most per device
+    ArmMode arm = ArmMode::Off;      // armed launches on latency-mode queues (research: off)
+    uint32_t arm_deadline_us = 2000;  // an armed replay nobody claims is released this late
 };
 
 // Description of one setting, for warnings, `slipstream info` and the README.

@@ -115,7 +115,15 @@ namespace slipstream {
     X(TimelinesPooled, "timelines_pooled")      /* vkCreateSemaphore (timeline) served from the object pool */ \
     X(TimelinesPoolMisses, "timelines_pool_misses") /* ... plain ones the pool had nothing for */ \
     X(TimelinesKept, "timelines_kept")          /* vkDestroySemaphore (timeline) kept in the pool */ \
-    X(TimelinesPoolNotWorth, "timelines_pool_not_worth") /* ... left to the driver: cheaper than pooling */
+    X(TimelinesPoolNotWorth, "timelines_pool_not_worth") /* ... left to the driver: cheaper than pooling */ \
+    X(ArmArmed, "arm_armed")                    /* replays submitted ahead, waiting for a host release */ \
+    X(ArmReleased, "arm_released")              /* ... released by a submission of the same work */ \
+    X(ArmDisarmed, "arm_disarmed")              /* ... released with their work skipped: */ \
+    X(ArmDisarmedMismatch, "arm_disarmed_mismatch") /* ... the queue's next submission was other work */ \
+    X(ArmDisarmedQueueCall, "arm_disarmed_queue_call") /* ... another call on the queue (idle wait, present, ...) */ \
+    X(ArmDisarmedObjects, "arm_disarmed_objects") /* ... an update, destroy or free that the replay may name */ \
+    X(ArmDisarmedDeadline, "arm_disarmed_deadline") /* ... nobody claimed it in time */ \
+    X(ArmNotArmable, "arm_not_armable")         /* latency-path submissions whose work cannot be armed */
 
 enum class Counter : int {
 #define X(id, name) id,

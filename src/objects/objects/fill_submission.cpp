@@ -113,7 +113,10 @@ VkResult submit_fills(DeviceState& d, GpuZero& z, QueueState& q, QueueFiller& f,
     {
         // The queue's lock while it fuses (the flusher submits on it too).
         std::unique_lock<std::mutex> queue_lock;
-        if (q.fusion) queue_lock = std::unique_lock(q.fusion->locks().queue());
+        if (q.fusion) {
+            queue_lock = std::unique_lock(q.fusion->locks().queue());
+            q.fusion->disarm(Counter::ArmDisarmedQueueCall);  // the fill would queue behind it
+        }
         r = watch_device_loss(d, d.dispatch.QueueSubmit(q.queue, 1, &submit, VK_NULL_HANDLE));
     }
     d.stats.add(Counter::DriverSubmits);

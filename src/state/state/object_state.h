@@ -215,6 +215,13 @@ public:
     // Held batches (any queue) that signal semaphores of the application's: while 0, host waits
     // and counter reads of semaphores, and submissions that wait on them, flush nothing.
     std::atomic<uint32_t> held_signal_batches{0};
+    // Queues with an armed replay waiting for a host release (VK_SLIPSTREAM_ARM,
+    // submit/armed_replay.h): while 0, destroys, frees and descriptor updates, and the flusher,
+    // look at no queue for them.
+    std::atomic<uint32_t> armed_replays{0};
+    // Counts destroys, frees and descriptor updates while arming is on: a command buffer of
+    // an armed replay recorded before the latest one is recorded again before its next use.
+    std::atomic<uint64_t> arm_epoch{0};
     // Queue families whose latest fusable submission found its queue in latency mode with
     // nothing of ours running (LAZY_RECORD=auto records their command buffers into the driver
     // at vkEndCommandBuffer).

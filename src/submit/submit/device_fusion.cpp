@@ -59,13 +59,23 @@ void DeviceFusion::run() {
     std::unique_lock lock(mutex_);
     while (!stop_) {
         if (d_.open_batches.load(std::memory_order_acquire) == 0) {
-            cv_.wait(lock, [&] { return stop_ || woken_; });
+            if (d_.armed_replays.load(std::memory_order_acquire) == 0) {
+                cv_.wait(lock, [&] { return stop_ || woken_; });
+            } else {
+                lock.unlock();
+                uint64_t wake_at = UINT64_MAX;
+                watch_armed(&wake_at);
+                lock.lock();
+                const uint64_t now = now_ns();
+                if (!stop_ && !woken_ && wake_at > now) cv_.wait_for(lock, std::chrono::nanoseconds(wake_at - now));
+            }
             woken_ = false;
             continue;
         }
         lock.unlock();
         uint64_t wake_at = UINT64_MAX;
         serve_queues(max_defer_ns, &wake_at);
+        if (d_.armed_replays.load(std::memory_order_acquire) != 0) watch_armed(&wake_at);
         const uint64_t now = now_ns();
         const uint64_t timeout = wake_at == UINT64_MAX ? kSealedPollNs : wake_at > now ? wake_at - now : 0;
         if (!semaphores_.empty() && poll_ns > 0) {
@@ -99,6 +109,16 @@ void DeviceFusion::serve_queues(uint64_t max_defer_ns, uint64_t* wake_at) {
             semaphores_.push_back(f->timeline());
             values_.push_back(value);
         }
+    }
+}
+
+void DeviceFusion::watch_armed(uint64_t* wake_at) {
+    const FusingQueues queues(d_);
+    const uint64_t now = now_ns();
+    for (size_t i = 0; i < queues.size(); ++i) {
+        if (!queues[i]->armed()) continue;
+        std::lock_guard lock(queues[i]->locks().queue());
+        queues[i]->disarm_if_late(now, wake_at);
     }
 }
 

@@ -43,6 +43,8 @@ private:
     // One round over the fusing queues (no lock held): submits what is due, and collects the
     // timelines to wait for and the earliest time to look again.
     void serve_queues(uint64_t max_defer_ns, uint64_t* wake_at);
+    // Disarms armed replays (armed_replay.h) past their deadline; lowers *wake_at to the next.
+    void watch_armed(uint64_t* wake_at);
     // Blocks in vkWaitSemaphores (ANY) on the collected timelines, with no lock held.
     void wait_for_timelines(uint64_t timeout_ns);
 

@@ -264,6 +264,37 @@ VkResult pass_through(DeviceState& d, QueueFusion& f, const Classified& c, uint3
     return f.submit_passed(count, submits, fence, next);
 }
 
+// Armed launches (armed_replay.h) follow one command buffer submitted alone, with no semaphore
+// and nothing chained: its state, or null.
+const CommandBufferState* lone_command_buffer(uint32_t count, const VkSubmitInfo* s) {
+    if (count != 1 || s->pNext || s->waitSemaphoreCount || s->signalSemaphoreCount || s->commandBufferCount != 1)
+        return nullptr;
+    return find_command_buffer(s->pCommandBuffers[0]);
+}
+const CommandBufferState* lone_command_buffer(uint32_t count, const VkSubmitInfo2* s) {
+    if (count != 1 || s->pNext || s->flags || s->waitSemaphoreInfoCount || s->signalSemaphoreInfoCount ||
+        s->commandBufferInfoCount != 1 || s->pCommandBufferInfos[0].pNext || s->pCommandBufferInfos[0].deviceMask)
+        return nullptr;
+    return find_command_buffer(s->pCommandBufferInfos[0].commandBuffer);
+}
+
+// The queue holds an armed replay: a submission of the same work releases it; anything else
+// disarms it first, and goes on as it would have.
+template <typename Info>
+bool released_armed(DeviceState& d, const QueueState& q, QueueFusion& f, uint32_t count, const Info* submits,
+                    VkFence fence, VkResult* result) {
+    const CommandBufferState* cb = lone_command_buffer(count, submits);
+    if (cb && cb->device == &d && cb->queue_family == q.family && f.releases_armed(*cb, fence)) {
+        *result = f.release_armed(*cb, fence);
+        return true;
+    }
+    log(LogLevel::Debug, "arm: disarmed by a submission of %s", !cb ? "other than one command buffer alone"
+        : !f.latency_mode() ? "a queue not waiting for each submission" : f.has_pending() ? "a queue holding a batch"
+        : "other work");
+    f.disarm(Counter::ArmDisarmedMismatch);
+    return false;
+}
+
 template <typename Info, typename Next>
 VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFence fence, Next next) {
     DeviceState& d = *q.device;
@@ -273,6 +304,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     // the flusher can act, and it only submits what is held, in order.
     QueueLock lock(f.locks(), QueueLock::Take::QueueOnly);
     if (VkResult error = f.take_error(); error != VK_SUCCESS) return error;
+    if (VkResult r; f.armed() && released_armed(d, q, f, count, submits, fence, &r)) return r;
     Classified c;
     classify(d, q, count, submits, c);
     if (c.why == PassReason::None && c.total > 0) {
@@ -282,12 +314,22 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
             // (Its semaphores go to the driver as the application made them.)
             f.note_signals(c.signals);
             d.fusion->awaited().waited(c.waits);
-            return f.submit_direct(count, submits, fence, next);
+            const VkResult r = f.submit_direct(count, submits, fence, next);
+            if (r == VK_SUCCESS && d.settings.arm != ArmMode::Off)
+                if (const CommandBufferState* cb = lone_command_buffer(count, submits)) f.arm(*cb);
+            return r;
         }
     }
     // Carried waits open a batch; a call with no command buffers has none to open.
     if (!c.waits.empty() && c.total == 0) c.why = PassReason::Semaphores;
-    if (c.why == PassReason::None && (c.total > 0 || f.open())) return append_to_batch(d, f, c, fence, lock);
+    if (c.why == PassReason::None && (c.total > 0 || f.open())) {
+        const VkResult r = append_to_batch(d, f, c, fence, lock);
+        // A lazily recorded command buffer on the latency path went in a batch of its own, at
+        // once: as after a direct submission, a replay of it may be armed behind it.
+        if (r == VK_SUCCESS && d.settings.arm != ArmMode::Off && f.latency_mode() && !f.has_pending())
+            if (const CommandBufferState* cb = lone_command_buffer(count, submits)) f.arm(*cb);
+        return r;
+    }
     return pass_through(d, f, c, count, submits, fence, next, lock);
 }
 

@@ -56,6 +56,7 @@ void stop_device(DeviceState& d) {
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
         QueueLock lock(f->locks());
+        f->disarm(Counter::ArmDisarmedQueueCall);
         f->flush(FlushReason::Destroy);
         // The application waited for what it submitted; ours may still run (and its command
         // buffers and semaphore go with the queue's state).
@@ -124,7 +125,30 @@ VkResult flush_device(DeviceState& d, FlushReason reason) {
 }
 
 void flush_before_destroy(DeviceState& d) {
-    if (d.fusion) flush_device(d, FlushReason::Destroy);
+    if (!d.fusion) return;
+    flush_device(d, FlushReason::Destroy);
+    settle_armed(d);
+}
+
+void settle_armed(DeviceState& d) {
+    if (!d.fusion || d.settings.arm == ArmMode::Off) return;
+    d.arm_epoch.fetch_add(1, std::memory_order_acq_rel);
+    // (Also where none is armed: one disarmed a moment ago may still bind what goes now.)
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i) {
+        VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+        uint64_t value = 0;
+        VkSemaphore done = VK_NULL_HANDLE;
+        {
+            std::lock_guard lock(queues[i]->locks().queue());
+            if (!queues[i]->disarm_for_objects(&done, &value)) continue;
+        }
+        // Skipped, it runs at once: then its command buffer of ours no longer uses what it names.
+        wait.semaphoreCount = 1;
+        wait.pSemaphores = &done;
+        wait.pValues = &value;
+        watch_device_loss(d, d.fusion_wait_semaphores(d.device, &wait, UINT64_MAX));
+    }
 }
 
 VkResult flush_signal_holders(DeviceState& d, const QueueState* except) {
@@ -251,12 +275,15 @@ VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences)
 FlushedQueue::FlushedQueue(QueueState* q, FlushReason reason) {
     if (!q || !q->fusion) return;
     lock_.emplace(q->fusion->locks());
+    q->fusion->disarm(Counter::ArmDisarmedQueueCall);
     error_ = q->fusion->flush(reason);
     lock_->release_recording();
 }
 
 IdleWaitHold::IdleWaitHold(QueueState& q) {
-    if (q.fusion) one_ = std::unique_lock(q.fusion->locks().queue());
+    if (!q.fusion) return;
+    one_ = std::unique_lock(q.fusion->locks().queue());
+    q.fusion->disarm(Counter::ArmDisarmedQueueCall);  // the idle wait would wait for its release
 }
 
 IdleWaitHold::IdleWaitHold(DeviceState& d) {
@@ -264,7 +291,10 @@ IdleWaitHold::IdleWaitHold(DeviceState& d) {
     const FusingQueues queues(d);
     all_.reserve(queues.size());
     // Always in the device's order; no other path holds two queues' locks.
-    for (size_t i = 0; i < queues.size(); ++i) all_.emplace_back(queues[i]->locks().queue());
+    for (size_t i = 0; i < queues.size(); ++i) {
+        all_.emplace_back(queues[i]->locks().queue());
+        queues[i]->disarm(Counter::ArmDisarmedQueueCall);
+    }
 }
 
 }  // namespace slipstream::submit

@@ -55,6 +55,11 @@ VkResult flush_device(DeviceState& d, FlushReason reason);
 // mostly survive it; a replay of a freed handle crashes them). One atomic load when nothing
 // is held; a failed batch's error reaches the waits on its fences.
 void flush_before_destroy(DeviceState& d);
+// Before a destroy, free or descriptor update (flush_before_destroy calls it too): an armed
+// replay may name what it touches (armed_replay.h), so each queue's is disarmed and waited for,
+// and the command buffers of ours recorded before it are recorded again before their next use.
+// Nothing while arming is off.
+void settle_armed(DeviceState& d);
 // Before anything that can observe a semaphore of the application's signal (a host wait or
 // counter read, a submission that waits on it, sparse binding, a present): submits the held
 // batches that carry semaphores (semaphore_carry.h), on every fusing queue but `except` (null: all). One

@@ -140,6 +140,24 @@ public:
     // Records the error of a flush the caller cannot return (the deadline flusher).
     void keep_error(VkResult result) { error_.keep(result); }
 
+    // --- armed launches (armed_replay.h), with the queue lock held ---
+    // Whether a replay waits on the queue for a host release (any thread, no lock).
+    bool armed() const { return timeline_.armed().armed(); }
+    // Whether a submission of `cb` with `fence` may release it: the same work, the queue in
+    // latency mode, a fence that may be answered from the replay's completion.
+    bool releases_armed(const CommandBufferState& cb, VkFence fence);
+    // Releases it for that submission (`fence` answered from its completion), and arms the
+    // next replay of the same work.
+    VkResult release_armed(const CommandBufferState& cb, VkFence fence);
+    // After a direct submission of `cb` alone: arms a replay of it.
+    void arm(const CommandBufferState& cb) { timeline_.armed().arm(cb); }
+    void disarm(Counter why) { timeline_.armed().disarm(why); }
+    // A destroy, free or descriptor update: disarms it; true, with the completion to wait for
+    // (outside the lock) before the call may go on, while a disarmed replay may still run.
+    bool disarm_for_objects(VkSemaphore* done, uint64_t* value);
+    // The flusher: disarms a replay nobody claimed before its deadline, or lowers *wake_at to it.
+    void disarm_if_late(uint64_t now, uint64_t* wake_at);
+
     // --- the flusher thread, no lock held ---
     // Records and submits the oldest sealed batch, or the open one if the flush rules say it
     // is time. Returns true if it submitted one (call again); else says when to look again:

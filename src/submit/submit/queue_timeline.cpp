@@ -40,6 +40,7 @@ bool QueueTimeline::init() {
 template <typename Info, typename Next>
 VkResult QueueTimeline::submit_as(const OurSubmission& s, TrackedSubmission& tracked, Next next, uint32_t count,
                                   const Info* infos) {
+    if (armed_.armed()) armed_.disarm(Counter::ArmDisarmedQueueCall);
     FuseTrace* t = s.traced ? tracer() : nullptr;
     const uint64_t busy = t ? in_flight() : 0;
     // (The clock is read only where a trace or the submission cost needs it: the latency path
@@ -101,7 +102,7 @@ uint64_t QueueTimeline::completed_value() {
 }
 
 uint64_t QueueTimeline::in_flight() {
-    const uint64_t followed = followed_busy() ? 1 : 0;
+    const uint64_t followed = (followed_busy() ? 1 : 0) + (armed_.busy() ? 1 : 0);
     const uint64_t submitted = submitted_.load(std::memory_order_relaxed);
     if (in_flight_.empty()) return followed;
     const uint64_t done = completed_value();
@@ -115,7 +116,7 @@ uint64_t QueueTimeline::in_flight() {
 
 VkResult QueueTimeline::poll_idle() {
     if (untracked_work_) return VK_INCOMPLETE;
-    if (followed_busy()) return VK_NOT_READY;
+    if (followed_busy() || armed_.busy()) return VK_NOT_READY;
     if (in_flight_.empty()) return VK_SUCCESS;
     uint64_t done = 0;
     if (VkResult r = watch_device_loss(d_, d_.fusion_counter_value(d_.device, timeline_, &done)); r != VK_SUCCESS)
@@ -131,7 +132,10 @@ void QueueTimeline::recycle(uint64_t completed) {
     }
 }
 
-VkResult QueueTimeline::wait_idle() { return d_.dispatch.QueueWaitIdle(q_.queue); }
+VkResult QueueTimeline::wait_idle() {
+    armed_.disarm(Counter::ArmDisarmedQueueCall);
+    return d_.dispatch.QueueWaitIdle(q_.queue);
+}
 
 // --- our command buffers -----------------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 // where a member says otherwise.
 #pragma once
 
+#include "submit/armed_replay.h"
 #include "submit/flush_policy.h"
 #include "submit/followed_fence.h"
 #include "submit/fuse_trace.h"
@@ -45,7 +46,7 @@ struct OurSubmission {
 
 class QueueTimeline {
 public:
-    QueueTimeline(DeviceState& device, QueueState& queue) : d_(device), q_(queue), follow_(device) {}
+    QueueTimeline(DeviceState& device, QueueState& queue) : d_(device), q_(queue), follow_(device), armed_(device, queue) {}
     ~QueueTimeline();  // the device must be idle (vkDestroyDevice)
     QueueTimeline(const QueueTimeline&) = delete;
     QueueTimeline& operator=(const QueueTimeline&) = delete;
@@ -91,6 +92,10 @@ public:
     void signal_instead_of(VkFence fence);
     FollowedFence& followed() { return follow_; }
     const FollowedFence& followed() const { return follow_; }
+    // The armed replay (armed_replay.h). Every other submission and idle wait of ours on the
+    // queue disarms it first: the driver would put it behind the armed one.
+    ArmedReplay& armed() { return armed_; }
+    const ArmedReplay& armed() const { return armed_; }
 
     // VK_SLIPSTREAM_FUSE_TRACE's record, or null; one line of it.
     FuseTrace* tracer() const;
@@ -130,6 +135,7 @@ private:
     std::deque<InFlight> in_flight_;
     std::vector<VkCommandBuffer> free_;
     FollowedFence follow_;
+    ArmedReplay armed_;
     std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured
     uint64_t probe_value_ = 0;                     // a submission made on an idle GPU ...
     uint64_t probe_start_ns_ = 0;                  // ... and when it was made
