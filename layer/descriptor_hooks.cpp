@@ -25,6 +25,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBufferView(VkDevice device, const VkBufferV
 VKAPI_ATTR void VKAPI_CALL DestroyBufferView(VkDevice device, VkBufferView view, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (view) submit::flush_before_destroy(*d);
+    if (view) submit::settle_armed(*d);  // an armed replay may name it
     if (view && registry(d)) registry(d)->buffer_view_destroyed(view);
     d->dispatch.DestroyBufferView(device, view, allocator);
 }
@@ -40,6 +41,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateImageView(VkDevice device, const VkImageVie
 VKAPI_ATTR void VKAPI_CALL DestroyImageView(VkDevice device, VkImageView view, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (view) submit::flush_before_destroy(*d);
+    if (view) submit::settle_armed(*d);  // an armed replay may name it
     if (view && registry(d)) registry(d)->image_view_destroyed(view);
     d->dispatch.DestroyImageView(device, view, allocator);
 }
@@ -65,6 +67,7 @@ VKAPI_ATTR VkResult VKAPI_CALL FreeDescriptorSets(VkDevice device, VkDescriptorP
                                                   const VkDescriptorSet* sets) {
     DeviceState* d = find_device(device);
     if (count) submit::flush_before_destroy(*d);
+    if (count) submit::settle_armed(*d);  // an armed replay may name it
     if (registry(d)) registry(d)->sets_freed(count, sets);
     return d->dispatch.FreeDescriptorSets(device, pool, count, sets);
 }
@@ -73,6 +76,7 @@ VKAPI_ATTR VkResult VKAPI_CALL ResetDescriptorPool(VkDevice device, VkDescriptor
                                                    VkDescriptorPoolResetFlags flags) {
     DeviceState* d = find_device(device);
     submit::flush_before_destroy(*d);
+    submit::settle_armed(*d);  // an armed replay may name it
     if (registry(d)) registry(d)->pool_emptied(pool);
     return d->dispatch.ResetDescriptorPool(device, pool, flags);
 }
@@ -81,6 +85,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDescriptorPool(VkDevice device, VkDescriptorPo
                                                  const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (pool) submit::flush_before_destroy(*d);
+    if (pool) submit::settle_armed(*d);  // an armed replay may name it
     if (pool && registry(d)) registry(d)->pool_emptied(pool);
     d->dispatch.DestroyDescriptorPool(device, pool, allocator);
 }
@@ -147,6 +152,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelin
 VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (pipeline) submit::flush_before_destroy(*d);
+    if (pipeline) submit::settle_armed(*d);  // an armed replay may name it
     if (pipeline && registry(d)) registry(d)->pipeline_destroyed(pipeline);
     d->dispatch.DestroyPipeline(device, pipeline, allocator);
 }
@@ -156,6 +162,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline,
 VKAPI_ATTR void VKAPI_CALL DestroySampler(VkDevice device, VkSampler sampler, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (sampler) submit::flush_before_destroy(*d);
+    if (sampler) submit::settle_armed(*d);  // an armed replay may name it
     d->dispatch.DestroySampler(device, sampler, allocator);
 }
 

@@ -134,6 +134,7 @@ static capture::LayoutKeeper::Destroyers layout_destroyers(const DeviceState& d)
 void destroy_layout(VkDevice device, capture::LayoutKeeper::Kind kind, uint64_t handle,
                     const VkAllocationCallbacks* allocator) {
     DeviceState* state = find_device(device);
+    if (handle) submit::settle_armed(*state);  // an armed replay may name it
     if (!handle) return;  // destroying VK_NULL_HANDLE does nothing
     const size_t kept = state->layouts.kept();
     state->layouts.destroy(device, layout_destroyers(*state), kind, handle, allocator);

@@ -25,6 +25,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreat
 VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (buffer) submit::flush_before_destroy(*d);
+    if (buffer) submit::settle_armed(*d);  // an armed replay may name it
     if (buffer && d->readback) d->readback->buffer_destroyed(buffer);
     if (buffer && d->record) d->record->buffer_destroyed(buffer);
     d->dispatch.DestroyBuffer(device, buffer, allocator);
@@ -43,6 +44,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateImage(VkDevice device, const VkImageCreateI
 VKAPI_ATTR void VKAPI_CALL DestroyImage(VkDevice device, VkImage image, const VkAllocationCallbacks* allocator) {
     DeviceState* d = find_device(device);
     if (image) submit::flush_before_destroy(*d);
+    if (image) submit::settle_armed(*d);  // an armed replay may name it
     if (image && d->record) d->record->image_destroyed(image);
     d->dispatch.DestroyImage(device, image, allocator);
 }

@@ -125,9 +125,7 @@ VkResult flush_device(DeviceState& d, FlushReason reason) {
 }
 
 void flush_before_destroy(DeviceState& d) {
-    if (!d.fusion) return;
-    flush_device(d, FlushReason::Destroy);
-    settle_armed(d);
+    if (d.fusion) flush_device(d, FlushReason::Destroy);
 }
 
 void settle_armed(DeviceState& d) {

@@ -55,8 +55,9 @@ VkResult flush_device(DeviceState& d, FlushReason reason);
 // mostly survive it; a replay of a freed handle crashes them). One atomic load when nothing
 // is held; a failed batch's error reaches the waits on its fences.
 void flush_before_destroy(DeviceState& d);
-// Before a destroy, free or descriptor update (flush_before_destroy calls it too): an armed
-// replay may name what it touches (armed_replay.h), so each queue's is disarmed and waited for,
+// Before a destroy or free of what a capture of dispatches may name (a buffer, image, view,
+// sampler, memory, descriptor set or pool, pipeline or layout; not a fence, semaphore, event or
+// query pool) and before a descriptor update: an armed replay may name what it touches (armed_replay.h), so each queue's is disarmed and waited for,
 // and the command buffers of ours recorded before it are recorded again before their next use.
 // Nothing while arming is off.
 void settle_armed(DeviceState& d);
