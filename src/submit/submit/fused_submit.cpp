@@ -265,17 +265,15 @@ VkResult pass_through(DeviceState& d, QueueFusion& f, const Classified& c, uint3
 }
 
 // Armed launches (armed_replay.h) follow one command buffer submitted alone, with no semaphore
-// and nothing chained: its state, or null.
-const CommandBufferState* lone_command_buffer(uint32_t count, const VkSubmitInfo* s) {
-    if (count != 1 || s->pNext || s->waitSemaphoreCount || s->signalSemaphoreCount || s->commandBufferCount != 1)
+// and nothing chained that fusion would not carry (an empty VkTimelineSemaphoreSubmitInfo, the
+// one device's masks): its state, or null.
+template <typename Info>
+const CommandBufferState* lone_command_buffer(const DeviceState& d, uint32_t count, const Info* s) {
+    VkStructureType unknown = VK_STRUCTURE_TYPE_MAX_ENUM;
+    if (count != 1 || command_buffer_count(*s) != 1 ||
+        classify_submit(*s, d.one_physical_device, &unknown) != PassReason::None)
         return nullptr;
-    return find_command_buffer(s->pCommandBuffers[0]);
-}
-const CommandBufferState* lone_command_buffer(uint32_t count, const VkSubmitInfo2* s) {
-    if (count != 1 || s->pNext || s->flags || s->waitSemaphoreInfoCount || s->signalSemaphoreInfoCount ||
-        s->commandBufferInfoCount != 1 || s->pCommandBufferInfos[0].pNext || s->pCommandBufferInfos[0].deviceMask)
-        return nullptr;
-    return find_command_buffer(s->pCommandBufferInfos[0].commandBuffer);
+    return find_command_buffer(command_buffer(*s, 0));
 }
 
 // The queue holds an armed replay: a submission of the same work releases it; anything else
@@ -283,7 +281,7 @@ const CommandBufferState* lone_command_buffer(uint32_t count, const VkSubmitInfo
 template <typename Info>
 bool released_armed(DeviceState& d, const QueueState& q, QueueFusion& f, uint32_t count, const Info* submits,
                     VkFence fence, VkResult* result) {
-    const CommandBufferState* cb = lone_command_buffer(count, submits);
+    const CommandBufferState* cb = lone_command_buffer(d, count, submits);
     if (cb && cb->device == &d && cb->queue_family == q.family && f.releases_armed(*cb, fence)) {
         *result = f.release_armed(*cb, fence);
         return true;
@@ -316,7 +314,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
             d.fusion->awaited().waited(c.waits);
             const VkResult r = f.submit_direct(count, submits, fence, next);
             if (r == VK_SUCCESS && d.settings.arm != ArmMode::Off)
-                if (const CommandBufferState* cb = lone_command_buffer(count, submits)) f.arm(*cb);
+                if (const CommandBufferState* cb = lone_command_buffer(d, count, submits)) f.arm(*cb);
             return r;
         }
     }
@@ -327,7 +325,7 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
         // A lazily recorded command buffer on the latency path went in a batch of its own, at
         // once: as after a direct submission, a replay of it may be armed behind it.
         if (r == VK_SUCCESS && d.settings.arm != ArmMode::Off && f.latency_mode() && !f.has_pending())
-            if (const CommandBufferState* cb = lone_command_buffer(count, submits)) f.arm(*cb);
+            if (const CommandBufferState* cb = lone_command_buffer(d, count, submits)) f.arm(*cb);
         return r;
     }
     return pass_through(d, f, c, count, submits, fence, next, lock);
