@@ -11,6 +11,12 @@
 //   submit_wait_fresh_timeline: a timeline semaphore created (initial 0), an empty vkQueueSubmit
 //     signaling 1, vkWaitSemaphores for 1, vkDestroySemaphore (pooled, its values are offset by
 //     the layer: each reuse starts where the last one left the counter)
+//   staging_64k: what a naive runtime pays per staging allocation: vkAllocateMemory of 64 KiB of
+//     its host-visible, coherent type (device-local preferred, as the bench's naive staging),
+//     vkMapMemory, vkUnmapMemory, vkFreeMemory (the layer's cache recycles it, zeroed)
+//   map_unmap_64k: vkMapMemory + vkUnmapMemory of a kept 64 KiB allocation of that type
+//   memset_64k: a memset of 64 KiB through a kept mapping of it (no Vulkan call: what zeroing
+//     one recycled allocation costs the host, write-combined or not)
 //   memory_budget_query: one vkGetPhysicalDeviceMemoryProperties2 with the
 //     VK_EXT_memory_budget structure (the allocation cache's pressure check; its interval
 //     follows this cost), or without it where the device lacks the extension
@@ -37,7 +43,8 @@ using Clock = std::chrono::steady_clock;
 const char* const kRows[] = {"fence",        "fence_signaled", "binary_semaphore", "timeline_semaphore",
                              "event",        "command_pool",   "buffer",           "memory_64k",
                              "submit_wait_kept", "submit_wait_fresh", "timeline_initial_1000",
-                             "submit_wait_fresh_timeline", "memory_budget_query"};
+                             "submit_wait_fresh_timeline", "memory_budget_query", "staging_64k",
+                             "map_unmap_64k", "memset_64k"};
 constexpr int kRowCount = int(sizeof kRows / sizeof kRows[0]);
 
 struct Rig {
@@ -45,6 +52,10 @@ struct Rig {
     vkapp::Context& ctx = tiny.ctx;
     VkFence kept = VK_NULL_HANDLE;
     uint32_t memory_type = 0;
+    uint32_t staging_type = 0;
+    VkDeviceMemory kept_staging = VK_NULL_HANDLE;  // map_unmap_64k
+    void* kept_map = nullptr;                      // memset_64k, through a second allocation
+    VkDeviceMemory mapped_staging = VK_NULL_HANDLE;
     bool budget = false;  // VK_EXT_memory_budget
 
     explicit Rig(std::vector<const char*> layers) : tiny("slipstream-object-cost", options(std::move(layers))) {
@@ -52,6 +63,13 @@ struct Rig {
         VK_CHECK(vkCreateFence(ctx.device, &fi, nullptr, &kept));
         int type = vkapp::find_memory_type(ctx.memory_properties, ~0u, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
         memory_type = uint32_t(type < 0 ? 0 : type);
+        const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        type = vkapp::find_memory_type(ctx.memory_properties, ~0u, host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+        if (type < 0) type = vkapp::find_memory_type(ctx.memory_properties, ~0u, host);
+        staging_type = uint32_t(type < 0 ? 0 : type);
+        kept_staging = allocate(staging_type);
+        mapped_staging = allocate(staging_type);
+        VK_CHECK(vkMapMemory(ctx.device, mapped_staging, 0, VK_WHOLE_SIZE, 0, &kept_map));
         uint32_t count = 0;
         vkEnumerateDeviceExtensionProperties(ctx.physical_device, nullptr, &count, nullptr);
         std::vector<VkExtensionProperties> extensions(count);
@@ -62,6 +80,32 @@ struct Rig {
     ~Rig() {
         vkQueueWaitIdle(ctx.queue);
         vkDestroyFence(ctx.device, kept, nullptr);
+        vkFreeMemory(ctx.device, kept_staging, nullptr);
+        vkFreeMemory(ctx.device, mapped_staging, nullptr);
+    }
+    VkDeviceMemory allocate(uint32_t type) {
+        VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        ai.allocationSize = 64 * 1024;
+        ai.memoryTypeIndex = type;
+        VkDeviceMemory m;
+        VK_CHECK(vkAllocateMemory(ctx.device, &ai, nullptr, &m));
+        return m;
+    }
+    // The staging rows, timed from `t0` on.
+    void staging_pair(const std::string& name, Clock::time_point& t0) {
+        void* p = nullptr;
+        t0 = Clock::now();
+        if (name == "memset_64k") {
+            std::memset(kept_map, 0, 64 * 1024);
+        } else if (name == "map_unmap_64k") {
+            VK_CHECK(vkMapMemory(ctx.device, kept_staging, 0, VK_WHOLE_SIZE, 0, &p));
+            vkUnmapMemory(ctx.device, kept_staging);
+        } else {  // staging_64k
+            VkDeviceMemory m = allocate(staging_type);
+            VK_CHECK(vkMapMemory(ctx.device, m, 0, VK_WHOLE_SIZE, 0, &p));
+            vkUnmapMemory(ctx.device, m);
+            vkFreeMemory(ctx.device, m, nullptr);
+        }
     }
     static vkapp::ContextOptions options(std::vector<const char*> layers) {
         vkapp::ContextOptions o;
@@ -126,6 +170,8 @@ struct Rig {
             VkPhysicalDeviceMemoryProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
             if (budget) props.pNext = &b;
             vkGetPhysicalDeviceMemoryProperties2(ctx.physical_device, &props);
+        } else if (name == "staging_64k" || name == "map_unmap_64k" || name == "memset_64k") {
+            staging_pair(name, t0);
         } else if (name == "submit_wait_kept") {
             VK_CHECK(vkQueueSubmit(ctx.queue, 0, nullptr, kept));
             VK_CHECK(vkWaitForFences(dev, 1, &kept, VK_TRUE, UINT64_MAX));
