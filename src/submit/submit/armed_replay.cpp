@@ -232,6 +232,7 @@ VkResult ArmedReplay::release(VkSemaphore* done, uint64_t* value) {
     const VkResult r = let_go();
     if (r != VK_SUCCESS) return r;
     misses_ = 0;
+    released_done_ = last_done_;
     d_.stats.add(Counter::ArmReleased);
     *done = done_;
     *value = last_done_;
@@ -259,7 +260,7 @@ uint64_t ArmedReplay::completed() {
     return seen_done_;
 }
 
-bool ArmedReplay::busy() { return last_done_ > seen_done_ && completed() < last_done_; }
+bool ArmedReplay::busy() { return released_done_ > seen_done_ && completed() < released_done_; }
 
 bool ArmedReplay::skipped_running(uint64_t* value) {
     *value = skipped_done_;

@@ -61,7 +61,10 @@ public:
     // The armed replay runs with its work skipped; `why` counts why (Counter::ArmDisarmed*).
     // Nothing if none is armed.
     void disarm(Counter why);
-    // Whether a released or disarmed replay may still run (one counter read while one may).
+    // Whether a released replay (the application's work) may still run: one counter read while
+    // one may. A disarmed one does nothing, and what it binds is waited for where it matters
+    // (skipped_running: destroys, frees and updates; vkDestroyDevice), so idle waits and the
+    // latency path do not wait for it.
     bool busy();
     // Whether a disarmed replay may still run (it binds what the application may destroy or
     // update next): true with the value of done() that ends it.
@@ -100,6 +103,7 @@ private:
     uint64_t release_value_ = 0;        // the last value submitted to wait on release_
     uint64_t done_value_ = 0;           // the last value submitted to signal done_
     uint64_t last_done_ = 0;            // the value that ends the last replay released or disarmed
+    uint64_t released_done_ = 0;        // ... the last released
     uint64_t skipped_done_ = 0;         // ... the last disarmed
     uint64_t seen_done_ = 0;            // done_'s counter as last read
     uint32_t misses_ = 0;               // disarms in a row

@@ -60,7 +60,7 @@ void stop_device(DeviceState& d) {
         f->flush(FlushReason::Destroy);
         // The application waited for what it submitted; ours may still run (and its command
         // buffers and semaphore go with the queue's state).
-        if (f->in_flight() > 0) f->wait_idle();
+        if (f->in_flight() > 0 || f->armed_replay_running()) f->wait_idle();
     }
     d.fusion.reset();
 }

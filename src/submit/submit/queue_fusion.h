@@ -155,6 +155,11 @@ public:
     // A destroy, free or descriptor update: disarms it; true, with the completion to wait for
     // (outside the lock) before the call may go on, while a disarmed replay may still run.
     bool disarm_for_objects(VkSemaphore* done, uint64_t* value);
+    // vkDestroyDevice: whether a replay of ours (released or disarmed) may still run.
+    bool armed_replay_running() {
+        uint64_t value = 0;
+        return timeline_.armed().busy() || timeline_.armed().skipped_running(&value);
+    }
     // The flusher: disarms a replay nobody claimed before its deadline, or lowers *wake_at to it.
     void disarm_if_late(uint64_t now, uint64_t* wake_at);
 
