@@ -12,7 +12,6 @@ namespace slipstream::submit {
 namespace {
 constexpr VkDeviceSize kSlotBytes = capture::ArmableWork::kMaxDispatches * sizeof(VkDispatchIndirectCommand);
 constexpr uint32_t kMostMisses = 6;
-constexpr uint64_t kSlowSubmitNs = 1'000'000;  // far beyond any driver's submission path
 
 bool event_mode(const DeviceState& d) { return d.settings.arm == ArmMode::Event; }
 }  // namespace
@@ -174,22 +173,47 @@ void ArmedReplay::arm(const CommandBufferState& cb) {
     if (event_mode(d_) && d_.dispatch.ResetEvent(d_.device, events_[slot]) != VK_SUCCESS) return;
     slot_ = slot;
     write_args(false);
-    const uint64_t start = now_ns();
-    if (submit(slot, release_value_ + 1, done_value_ + 1) != VK_SUCCESS) return;
-    if (now_ns() - start > kSlowSubmitNs) {
-        // The driver ran the submission on this thread and waited there for the release (an
-        // event on lavapipe): only the deadline let it go. Never again on this queue.
+    if (!submit_armed(slot)) return;
+    std::swap(work_, scratch_);
+    armed_.store(true, std::memory_order_release);
+    d_.stats.add(Counter::ArmArmed);
+}
+
+// With an event, a driver may run the submission on this thread and wait there for the event
+// (outside the specification, a driver may): the flusher sets it at the deadline
+// (unblock_if_late), the replay runs skipped, and this queue arms no more.
+bool ArmedReplay::submit_armed(uint32_t slot) {
+    deadline_ns_.store(now_ns() + uint64_t(d_.settings.arm_deadline_us) * 1000, std::memory_order_release);
+    d_.armed_replays.fetch_add(1, std::memory_order_acq_rel);  // the flusher watches the deadline
+    if (event_mode(d_)) blocking_event_.store(events_[slot], std::memory_order_release);
+    if (d_.fusion) d_.fusion->wake();
+    const VkResult r = submit(slot, release_value_ + 1, done_value_ + 1);
+    const bool stuck = event_mode(d_) && blocking_event_.exchange(VK_NULL_HANDLE) == VK_NULL_HANDLE;
+    if (r == VK_SUCCESS) {
+        ++release_value_;
+        slot_done_[slot] = ++done_value_;
+    }
+    if (r == VK_SUCCESS && !stuck) return true;
+    d_.armed_replays.fetch_sub(1, std::memory_order_acq_rel);
+    if (stuck) {
         log(LogLevel::Warn, "arm: the driver held the armed submission on the submitting thread; this queue does not arm");
         failed_ = true;
+        last_done_ = skipped_done_ = done_value_;
+        d_.stats.add(Counter::ArmDisarmed);
+        d_.stats.add(Counter::ArmDisarmedDeadline);
     }
-    ++release_value_;
-    slot_done_[slot] = ++done_value_;
-    std::swap(work_, scratch_);
-    deadline_ns_.store(now_ns() + uint64_t(d_.settings.arm_deadline_us) * 1000, std::memory_order_release);
-    armed_.store(true, std::memory_order_release);
-    d_.armed_replays.fetch_add(1, std::memory_order_acq_rel);
-    d_.stats.add(Counter::ArmArmed);
-    if (d_.fusion) d_.fusion->wake();  // its deadline
+    return false;
+}
+
+void ArmedReplay::unblock_if_late(uint64_t now, uint64_t* wake_at) {
+    if (blocking_event_.load(std::memory_order_acquire) == VK_NULL_HANDLE) return;
+    const uint64_t deadline = deadline_ns_.load(std::memory_order_acquire);
+    if (now < deadline) {
+        *wake_at = std::min(*wake_at, deadline);
+        return;
+    }
+    // Its group counts are zeros: it runs skipped.
+    if (const VkEvent e = blocking_event_.exchange(VK_NULL_HANDLE)) d_.dispatch.SetEvent(d_.device, e);
 }
 
 bool ArmedReplay::matches(const CommandBufferState& cb) {

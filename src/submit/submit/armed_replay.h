@@ -47,6 +47,10 @@ public:
     bool armed() const { return armed_.load(std::memory_order_acquire); }
     // When an armed replay nobody claims is disarmed (now_ns()).
     uint64_t deadline_ns() const { return deadline_ns_.load(std::memory_order_acquire); }
+    // The flusher, with no lock (the submitting thread holds the queue's): an event replay whose
+    // submission the driver holds on the submitting thread past the deadline is let go skipped;
+    // else *wake_at is lowered to the deadline.
+    void unblock_if_late(uint64_t now, uint64_t* wake_at);
 
     // --- with the queue lock held ---
     // After a submission of `cb` that reached the driver: arms a replay of its capture, unless
@@ -76,6 +80,7 @@ private:
     bool make_args();
     VkResult record(uint32_t slot, const CommandBufferState& cb);
     VkResult submit(uint32_t slot, uint64_t release_value, uint64_t done_value);
+    bool submit_armed(uint32_t slot);
     // Writes the group counts of the armed slot: the work's, or zeros to skip it.
     void write_args(bool run);
     // The host call that lets the armed replay start.
@@ -109,6 +114,7 @@ private:
     uint32_t misses_ = 0;               // disarms in a row
     uint32_t skip_ = 0;                 // direct submissions left before the queue arms again
     std::atomic<bool> armed_{false};
+    std::atomic<VkEvent> blocking_event_{VK_NULL_HANDLE};  // ARM=event: while its submission is made
     std::atomic<uint64_t> deadline_ns_{0};
 };
 

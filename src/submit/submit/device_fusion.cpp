@@ -116,6 +116,7 @@ void DeviceFusion::watch_armed(uint64_t* wake_at) {
     const FusingQueues queues(d_);
     const uint64_t now = now_ns();
     for (size_t i = 0; i < queues.size(); ++i) {
+        queues[i]->unblock_arming(now, wake_at);  // (its submitting thread holds the queue's lock)
         if (!queues[i]->armed()) continue;
         std::lock_guard lock(queues[i]->locks().queue());
         queues[i]->disarm_if_late(now, wake_at);

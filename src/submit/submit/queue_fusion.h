@@ -162,6 +162,8 @@ public:
     }
     // The flusher: disarms a replay nobody claimed before its deadline, or lowers *wake_at to it.
     void disarm_if_late(uint64_t now, uint64_t* wake_at);
+    // The flusher, with no lock: ArmedReplay::unblock_if_late.
+    void unblock_arming(uint64_t now, uint64_t* wake_at) { timeline_.armed().unblock_if_late(now, wake_at); }
 
     // --- the flusher thread, no lock held ---
     // Records and submits the oldest sealed batch, or the open one if the flush rules say it
