@@ -361,6 +361,43 @@ void l_pool_reset(Rig& r) {
     }
 }
 
+// A submission that waits for the host (a timeline value signaled later) in front of the
+// kernel's: a replay armed behind them would wait for the host too, and the destroy of an
+// unrelated buffer before the host signals (valid: nothing pending uses it) must not wait for
+// it. Without the rule that arms only after work with nothing of the layer's in flight, that
+// destroy would wait forever.
+void n_host_gate(Rig& r) {
+    start(r);
+    set_src(r, [](uint32_t i) { return i % 7; });
+    record(r, 0);
+    const VkSemaphore gate = vkapp::create_timeline_semaphore(r.ctx);
+    for (uint32_t k = 0; k < 8; ++k) {
+        const uint64_t value = k + 1;
+        VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+        values.waitSemaphoreValueCount = 1;
+        values.pWaitSemaphoreValues = &value;
+        const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+        VkSubmitInfo wait{VK_STRUCTURE_TYPE_SUBMIT_INFO, &values};
+        wait.waitSemaphoreCount = 1;
+        wait.pWaitSemaphores = &gate;
+        wait.pWaitDstStageMask = &stage;
+        VK_CHECK(vkQueueSubmit(r.ctx.queue, 1, &wait, VK_NULL_HANDLE));
+        vkapp::Buffer unrelated = create_storage(r.ctx);
+        const uint32_t reach = std::min(r.rec.groups * 64, kN);
+        for (uint32_t i = 0; i < reach; ++i) r.want[r.bound][i] += r.rec.factor * (r.rec.add + r.src_host[i]);
+        VK_CHECK(vkResetFences(r.ctx.device, 1, &r.fence));
+        suite::submit(r.ctx.queue, r.cb, r.fence);
+        vkapp::destroy_buffer(r.ctx, unrelated);
+        VkSemaphoreSignalInfo signal{VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO};
+        signal.semaphore = gate;
+        signal.value = value;
+        VK_CHECK(vkSignalSemaphore(r.ctx.device, &signal));
+        suite::wait_fence(r.ctx, r.fence);
+        check(r, "n host_gate", k);
+    }
+    vkDestroySemaphore(r.ctx.device, gate, nullptr);
+}
+
 // The last submissions; the caller destroys the device right after.
 void m_teardown(Rig& r) {
     start(r);
@@ -374,12 +411,15 @@ void m_teardown(Rig& r) {
 
 int main(int argc, char** argv) {
     const uint32_t scale = suite::parse_scale(argc, argv);
-    vkapp::Context ctx = vkapp::create_context("armed_resubmit");
+    vkapp::ContextOptions options;
+    options.timeline_semaphores = true;  // n_host_gate
+    vkapp::Context ctx = vkapp::create_context("armed_resubmit", options);
     suite::print_device(argc, argv, ctx);
     Rig rig(ctx);
     for (uint32_t s = 0; s < scale && rig.ok; ++s) {
         for (auto* scenario : {a_resubmit, b_rerecord, c_changed, d_host_input, e_descriptors, f_new_output,
-                               g_new_pipeline, h_idle_waits, i_pauses, j_interleaved, k_polled, l_pool_reset}) {
+                               g_new_pipeline, h_idle_waits, i_pauses, j_interleaved, k_polled, l_pool_reset,
+                               n_host_gate}) {
             scenario(rig);
             if (!rig.ok) break;
         }

@@ -321,10 +321,13 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     // Carried waits open a batch; a call with no command buffers has none to open.
     if (!c.waits.empty() && c.total == 0) c.why = PassReason::Semaphores;
     if (c.why == PassReason::None && (c.total > 0 || f.open())) {
+        // Nothing of ours ran before it: then nothing in front of a replay armed behind it can
+        // wait for the host (a settle_armed waits for a disarmed replay).
+        const bool idle = d.settings.arm != ArmMode::Off && !f.has_pending() && f.in_flight() == 0;
         const VkResult r = append_to_batch(d, f, c, fence, lock);
         // A lazily recorded command buffer on the latency path went in a batch of its own, at
         // once: as after a direct submission, a replay of it may be armed behind it.
-        if (r == VK_SUCCESS && d.settings.arm != ArmMode::Off && f.latency_mode() && !f.has_pending())
+        if (r == VK_SUCCESS && idle && f.latency_mode() && !f.has_pending())
             if (const CommandBufferState* cb = lone_command_buffer(d, count, submits)) f.arm(*cb);
         return r;
     }
