@@ -113,6 +113,7 @@ private:
     uint64_t seen_done_ = 0;            // done_'s counter as last read
     uint32_t misses_ = 0;               // disarms in a row
     uint32_t skip_ = 0;                 // direct submissions left before the queue arms again
+    uint32_t stuck_ = 0;                // event submissions held past the deadline, in a row
     std::atomic<bool> armed_{false};
     std::atomic<VkEvent> blocking_event_{VK_NULL_HANDLE};  // ARM=event: while its submission is made
     std::atomic<uint64_t> deadline_ns_{0};
