@@ -123,7 +123,9 @@ namespace slipstream {
     X(ArmDisarmedQueueCall, "arm_disarmed_queue_call") /* ... another call on the queue (idle wait, present, ...) */ \
     X(ArmDisarmedObjects, "arm_disarmed_objects") /* ... an update, destroy or free that the replay may name */ \
     X(ArmDisarmedDeadline, "arm_disarmed_deadline") /* ... nobody claimed it in time */ \
-    X(ArmNotArmable, "arm_not_armable")         /* latency-path submissions whose work cannot be armed */
+    X(ArmNotArmable, "arm_not_armable")         /* latency-path submissions whose work cannot be armed */ \
+    X(SubmitLockWaits, "submit_lock_waits")     /* submissions that found their queue's lock taken */ \
+    X(SubmitLockWaitNs, "submit_lock_wait_ns")  /* ... and the time they waited for it */
 
 enum class Counter : int {
 #define X(id, name) id,

@@ -301,6 +301,10 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
     // the application's submissions to this queue are its own to serialize, so meanwhile only
     // the flusher can act, and it only submits what is held, in order.
     QueueLock lock(f.locks(), QueueLock::Take::QueueOnly);
+    if (lock.waited_ns()) {
+        d.stats.add(Counter::SubmitLockWaits);
+        d.stats.add(Counter::SubmitLockWaitNs, lock.waited_ns());
+    }
     if (VkResult error = f.take_error(); error != VK_SUCCESS) return error;
     if (VkResult r; f.armed() && released_armed(d, q, f, count, submits, fence, &r)) return r;
     Classified c;

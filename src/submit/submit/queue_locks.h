@@ -12,6 +12,9 @@
 // not wait for it. Two queues' locks are held together only by IdleWaitHold (fusion.h).
 #pragma once
 
+#include "core/clock.h"
+
+#include <cstdint>
 #include <mutex>
 
 namespace slipstream::submit {
@@ -34,8 +37,17 @@ public:
     enum class Take { Both, QueueOnly };
     explicit QueueLock(QueueLocks& locks, Take take = Take::Both) : locks_(locks) {
         if (take == Take::Both) recording_ = std::unique_lock(locks.recording());
-        queue_ = std::unique_lock(locks.queue());
+        queue_ = std::unique_lock(locks.queue(), std::try_to_lock);
+        if (!queue_.owns_lock()) {
+            // Contended (the flusher in a driver call on the queue, most often): timed, for
+            // the statistics; the uncontended path costs what a plain lock costs.
+            const uint64_t start = now_ns();
+            queue_.lock();
+            waited_ns_ = now_ns() - start;
+        }
     }
+    // How long the constructor waited for the queue lock (0: it was free).
+    uint64_t waited_ns() const { return waited_ns_; }
     // Holding the queue lock alone: takes the recording lock as well. The queue lock is let go
     // first (the order), so what the caller read under it may have changed meanwhile; of a
     // submitting thread's queue, only the flusher can act then, and it only submits what is
@@ -57,6 +69,7 @@ private:
     QueueLocks& locks_;
     std::unique_lock<std::mutex> recording_;
     std::unique_lock<std::mutex> queue_;
+    uint64_t waited_ns_ = 0;
 };
 
 }  // namespace slipstream::submit
