@@ -46,7 +46,7 @@ bool has_device_extension(InstanceState& instance, VkPhysicalDevice physical_dev
 
 // The allocation cache of a new device, with the GPU zero fill where the device has timeline
 // semaphores (`timelines`) and the cache zeroes.
-void set_up_alloc_cache(InstanceState& instance, DeviceState& state, const VkDeviceCreateInfo& info, bool timelines) {
+void set_up_alloc_cache(InstanceState& instance, DeviceState& state, bool timelines) {
     if (timelines && state.settings.alloc_cache_zero) {
         // The timeline commands of the version the device speaks (or of the extension).
         const uint32_t version = std::min(instance.api_version, state.properties.apiVersion);
@@ -60,9 +60,6 @@ void set_up_alloc_cache(InstanceState& instance, DeviceState& state, const VkDev
         state.memory_properties, state.properties.limits, state.settings.alloc_cache_mib,
         state.settings.alloc_cache_zero, state.gpu_zero != nullptr);
     limits.always = state.settings.alloc_cache_always;
-    limits.keep_mappings = state.settings.alloc_cache_map &&
-                           objects::AllocCache::sees_every_map(std::min(instance.api_version, state.properties.apiVersion),
-                                                               info.enabledExtensionCount, info.ppEnabledExtensionNames);
     state.alloc_cache = std::make_unique<objects::AllocCache>(limits);
     state.memory_budget = instance.api_version >= VK_API_VERSION_1_1 &&
                           state.properties.apiVersion >= VK_API_VERSION_1_1 &&
@@ -200,7 +197,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     }
     instance->dispatch.GetPhysicalDeviceProperties(physical_device, &state->properties);
     instance->dispatch.GetPhysicalDeviceMemoryProperties(physical_device, &state->memory_properties);
-    if (state->settings.alloc_cache) set_up_alloc_cache(*instance, *state, *info, timelines);
+    if (state->settings.alloc_cache) set_up_alloc_cache(*instance, *state, timelines);
     uint32_t family_count = 0;
     instance->dispatch.GetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, nullptr);
     state->queue_families.resize(family_count);

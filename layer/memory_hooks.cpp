@@ -251,13 +251,16 @@ VKAPI_ATTR VkResult VKAPI_CALL MapMemory(VkDevice device, VkDeviceMemory memory,
                                          VkMemoryMapFlags flags, void** data) {
     DeviceState* d = find_device(device);
     if (ReadbackDeferral* defer = deferral(d)) memory = defer->map_target(memory);
-    return objects::map_memory(*d, memory, offset, size, flags, data);
+    const VkResult r = d->dispatch.MapMemory(device, memory, offset, size, flags, data);
+    if (r == VK_SUCCESS) objects::memory_mapped(*d, memory, true);
+    return r;
 }
 
 VKAPI_ATTR void VKAPI_CALL UnmapMemory(VkDevice device, VkDeviceMemory memory) {
     DeviceState* d = find_device(device);
     if (ReadbackDeferral* defer = deferral(d)) memory = defer->host_access_target(memory);
-    objects::unmap_memory(*d, memory);
+    d->dispatch.UnmapMemory(device, memory);
+    objects::memory_mapped(*d, memory, false);
 }
 
 namespace {

@@ -208,69 +208,6 @@ TEST(AllocCache, MappedStateComesBackAtFree) {
     EXPECT_FALSE(mapped);
 }
 
-// Kept mappings: the first map of a followed host-visible allocation maps it whole (the caller
-// does), later maps are served from that mapping, unmaps make no driver call, and the mapping
-// travels with the allocation through the cache to its next hand-out; a free never unmaps it.
-TEST(AllocCache, KeptMappingsFollowTheAllocation) {
-    AllocCacheLimits l = limits();
-    l.keep_mappings = true;
-    AllocCache c(l);
-    char block[4096];
-    void* p = nullptr;
-    c.allocated(mem(1), true, 1, 0, 4096);
-    ASSERT_EQ(c.map(mem(1), &p), AllocCache::MapRoute::MapWhole);
-    c.set_mapping(mem(1), block, true);
-    EXPECT_TRUE(c.unmap(mem(1)));
-    ASSERT_EQ(c.map(mem(1), &p), AllocCache::MapRoute::Served);
-    EXPECT_EQ(p, block);
-    bool mapped = true;
-    uint32_t type = 0;
-    ASSERT_TRUE(c.wants(mem(1), &mapped, &type));  // freed while mapped: the mapping stays
-    EXPECT_FALSE(mapped);
-    std::vector<VkDeviceMemory> evicted;
-    ASSERT_TRUE(c.keep(mem(1), &evicted));
-    EXPECT_EQ(c.map(mem(1), &p), AllocCache::MapRoute::Driver);  // kept: not the application's
-    const AllocCache::Taken t = c.take(1, 0, 4096);
-    EXPECT_EQ(t.memory, mem(1));
-    EXPECT_EQ(t.mapping, block);
-    p = nullptr;
-    ASSERT_EQ(c.map(mem(1), &p), AllocCache::MapRoute::Served);
-    EXPECT_EQ(p, block);
-}
-
-// What the cache does not follow, device-local memory, and every map where mappings are not
-// kept go to the driver; so does a map of an allocation the driver already mapped.
-TEST(AllocCache, MapsThatGoToTheDriver) {
-    AllocCacheLimits l = limits(8 * MiB, true);
-    l.keep_mappings = true;
-    AllocCache c(l);
-    void* p = nullptr;
-    c.allocated(mem(1), false);
-    c.allocated(mem(2), true, 0, 0, 4096);
-    c.allocated(mem(3), true, 1, 0, 4096);
-    EXPECT_EQ(c.map(mem(1), &p), AllocCache::MapRoute::Driver);
-    EXPECT_EQ(c.map(mem(2), &p), AllocCache::MapRoute::Driver);
-    EXPECT_FALSE(c.unmap(mem(1)));
-    c.mapped(mem(3), true);  // the whole map failed: the driver mapped what was asked
-    EXPECT_EQ(c.map(mem(3), &p), AllocCache::MapRoute::Driver);
-    EXPECT_FALSE(c.unmap(mem(3)));
-    AllocCache off(limits());
-    off.allocated(mem(4), true, 1, 0, 4096);
-    EXPECT_EQ(off.map(mem(4), &p), AllocCache::MapRoute::Driver);
-}
-
-// Mappings are kept only where the layer sees every map and unmap.
-TEST(AllocCache, KeptMappingsNeedEveryMapSeen) {
-    const char* none[] = {"VK_KHR_swapchain"};
-    const char* map2[] = {"VK_KHR_swapchain", "VK_KHR_map_memory2"};
-    const char* placed[] = {"VK_EXT_map_memory_placed"};
-    EXPECT_TRUE(AllocCache::sees_every_map(VK_API_VERSION_1_3, 1, none));
-    EXPECT_TRUE(AllocCache::sees_every_map(VK_API_VERSION_1_0, 0, nullptr));
-    EXPECT_FALSE(AllocCache::sees_every_map(VK_API_VERSION_1_3, 2, map2));
-    EXPECT_FALSE(AllocCache::sees_every_map(VK_API_VERSION_1_3, 1, placed));
-    EXPECT_FALSE(AllocCache::sees_every_map(VK_MAKE_API_VERSION(0, 1, 4, 0), 1, none));
-}
-
 TEST(AllocCache, HeldNeverExceedsTheBoundOldestGoFirst) {
     const uint64_t bound = 1 * MiB;
     AllocCache c(limits(bound));

@@ -82,7 +82,6 @@ KNOBS = [
     ("VK_SLIPSTREAM_ELIDE_BARRIERS", "off"),
     ("VK_SLIPSTREAM_OBJECT_POOL", "off"),
     ("VK_SLIPSTREAM_ALLOC_CACHE", "off"),
-    ("VK_SLIPSTREAM_ALLOC_CACHE_MAP", "off"),
     # Armed launches (a latency queue keeps the last command buffer's replay waiting on the
     # GPU): off by default, a research feature.
     ("VK_SLIPSTREAM_ARM", "on"),

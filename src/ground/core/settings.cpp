@@ -39,7 +39,6 @@ const std::vector<SettingSpec>& setting_specs() {
         {"alloc_cache", "on|always|off", "on", "keep plain memory allocations the application frees and hand them out again at vkAllocateMemory of the same type and a size within 1/8 above, instead of the driver allocating anew; on does so only where zeroing for reuse costs less than the driver's allocation (measured per memory type), always everywhere"},
         {"alloc_cache_mib", "0..65536 (MiB per heap)", "0", "with alloc_cache on: bytes kept at most per memory heap; 0 means the smaller of 256 MiB and 5% of the heap"},
         {"alloc_cache_zero", "on|off", "on", "with alloc_cache on: zero recycled memory before handing it out (as drivers hand out fresh memory): map + memset, or, for memory the host cannot map, a GPU fill ahead of the next submission; off hands it out as the application left it"},
-        {"alloc_cache_map", "on|off", "on", "with alloc_cache on: host-visible allocations the cache follows are mapped once, whole, and stay mapped while the application holds them and while they are kept; the application's vkMapMemory is answered from that mapping and its vkUnmapMemory makes no driver call (not where the device may use vkMapMemory2: Vulkan 1.4 or VK_KHR_map_memory2); off maps and unmaps through the driver each time"},
         {"object_pool_timelines", "1..65536 (semaphores)", "64", "with object_pool on: timeline semaphores kept at most per device; beyond it destroyed ones go to the driver"},
         {"arm", "off|on|timeline|event", "off", "with fuse on, research: on a queue that waits for every submission, keep a replay of the last command buffer submitted on the GPU, waiting; a submission of the same work releases it with one host call instead of a driver submission (on or timeline: a wait on a timeline value the host signals; event: a host-set event, outside the specification's forward-progress rule), any other use of the queue or of what it names releases it with its work skipped"},
         {"arm_deadline_us", "100..100000 (microseconds)", "2000", "with arm on: an armed replay nobody claims within this time is released with its work skipped"},
@@ -188,7 +187,6 @@ Settings parse_settings(const SettingLookup& lookup, std::vector<std::string>* w
     read_one(lookup, warnings, "alloc_cache_mib", [](const std::string& t) { return parse_range(t, 0, 65536); },
              s.alloc_cache_mib);
     read_one(lookup, warnings, "alloc_cache_zero", parse_bool, s.alloc_cache_zero);
-    read_one(lookup, warnings, "alloc_cache_map", parse_bool, s.alloc_cache_map);
     read_one(lookup, warnings, "object_pool_timelines", [](const std::string& t) { return parse_range(t, 1, 65536); },
              s.object_pool_timelines);
     read_one(lookup, warnings, "arm", parse_arm, s.arm);
@@ -268,7 +266,6 @@ std::vector<std::pair<std::string, std::string>> describe_settings(const Setting
         {"alloc_cache", on_always_off(s.alloc_cache, s.alloc_cache_always)},
         {"alloc_cache_mib", std::to_string(s.alloc_cache_mib)},
         {"alloc_cache_zero", s.alloc_cache_zero ? "on" : "off"},
-        {"alloc_cache_map", s.alloc_cache_map ? "on" : "off"},
         {"object_pool_timelines", std::to_string(s.object_pool_timelines)},
         {"arm", s.arm == ArmMode::Off ? "off" : s.arm == ArmMode::Timeline ? "timeline" : "event"},
         {"arm_deadline_us", std::to_string(s.arm_deadline_us)},

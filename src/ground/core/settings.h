@@ -61,7 +61,6 @@ struct Settings {
     bool alloc_cache_always = false;
     uint32_t alloc_cache_mib = 0;  // bytes kept at most per heap, in MiB (0: min(256 MiB, 5% of the heap))
     bool alloc_cache_zero = true;  // zero recycled memory before handing it out
-    bool alloc_cache_map = true;   // host-visible allocations the cache follows stay mapped
     uint32_t object_pool_timelines = 64;  // timeline semaphores kept at most per device
     ArmMode arm = ArmMode::Off;      // armed launches on latency-mode queues (research: off)
     uint32_t arm_deadline_us = 2000;  // an armed replay nobody claims is released this late

@@ -107,7 +107,6 @@ namespace slipstream {
     X(AllocCacheRetries, "alloc_cache_retries") /* driver out-of-memory answered by a trim and a retry */ \
     X(AllocCacheNotWorth, "alloc_cache_not_worth") /* frees given to the driver: zeroing would cost more than it charged */ \
     X(AllocCacheZeroed, "alloc_cache_zeroed")   /* recycled allocations handed out zeroed (memset or GPU fill) */ \
-    X(AllocCacheMapsKept, "alloc_cache_maps_kept") /* vkMapMemory answered from a kept mapping, no driver call */ \
     X(AllocCacheGpuFills, "alloc_cache_gpu_fills") /* recycled host-invisible allocations zeroed by our fill */ \
     X(AllocCacheGpuFillBytes, "alloc_cache_gpu_fill_bytes") /* ... their bytes */ \
     X(AllocCacheFillSubmits, "alloc_cache_fill_submits") /* submissions of ours ahead of the app's: fills, waits */ \

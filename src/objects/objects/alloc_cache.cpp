@@ -3,7 +3,6 @@
 #include "objects/cost_average.h"
 
 #include <algorithm>
-#include <string_view>
 
 namespace slipstream::objects {
 
@@ -25,15 +24,6 @@ AllocCacheLimits AllocCache::limits_for(const VkPhysicalDeviceMemoryProperties& 
     l.gpu_fill = zero && gpu_fill;
     l.host_invisible_types = !zero || l.gpu_fill;
     return l;
-}
-
-bool AllocCache::sees_every_map(uint32_t api_version, uint32_t extension_count, const char* const* extensions) {
-    if (VK_API_VERSION_MAJOR(api_version) > 1 || VK_API_VERSION_MINOR(api_version) >= 4) return false;
-    for (uint32_t i = 0; i < extension_count; ++i) {
-        const std::string_view name = extensions[i];
-        if (name == "VK_KHR_map_memory2" || name == "VK_EXT_map_memory_placed") return false;
-    }
-    return true;
 }
 
 std::optional<VkMemoryAllocateFlags> AllocCache::plain(const VkMemoryAllocateInfo& info,
@@ -71,9 +61,9 @@ AllocCache::Taken AllocCache::take(uint32_t type, VkMemoryAllocateFlags flags, V
     auto age = by_age_.find(it->second);
     const Kept k = age->second;
     remove_kept_locked(age);
-    followed_[k.memory] = Live{k.type, k.flags, k.size, false, State::Live, k.kept_map, false};
+    followed_[k.memory] = Live{k.type, k.flags, k.size, false, State::Live};
     live_.fetch_add(1, std::memory_order_relaxed);
-    return Taken{k.memory, k.size, k.kept_map};
+    return Taken{k.memory, k.size};
 }
 
 std::vector<VkDeviceMemory> AllocCache::make_room() {
@@ -125,36 +115,6 @@ void AllocCache::mapped(VkDeviceMemory memory, bool is_mapped) {
     std::lock_guard lock(mutex_);
     auto it = followed_.find(memory);
     if (it != followed_.end() && it->second.state == State::Live) it->second.mapped = is_mapped;
-}
-
-AllocCache::MapRoute AllocCache::map(VkDeviceMemory memory, void** mapping) {
-    if (!limits_.keep_mappings || followed_count_.load(std::memory_order_relaxed) == 0) return MapRoute::Driver;
-    std::lock_guard lock(mutex_);
-    auto it = followed_.find(memory);
-    if (it == followed_.end() || it->second.state != State::Live || it->second.mapped) return MapRoute::Driver;
-    Live& l = it->second;
-    if (!(limits_.memory.memoryTypes[l.type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) return MapRoute::Driver;
-    if (!l.kept_map) return MapRoute::MapWhole;
-    l.app_mapped = true;
-    *mapping = l.kept_map;
-    return MapRoute::Served;
-}
-
-void AllocCache::set_mapping(VkDeviceMemory memory, void* mapping, bool app_mapped) {
-    std::lock_guard lock(mutex_);
-    auto it = followed_.find(memory);
-    if (it == followed_.end() || it->second.state != State::Live) return;
-    it->second.kept_map = mapping;
-    it->second.app_mapped = app_mapped;
-}
-
-bool AllocCache::unmap(VkDeviceMemory memory) {
-    if (!limits_.keep_mappings || followed_count_.load(std::memory_order_relaxed) == 0) return false;
-    std::lock_guard lock(mutex_);
-    auto it = followed_.find(memory);
-    if (it == followed_.end() || it->second.state != State::Live || !it->second.kept_map) return false;
-    it->second.app_mapped = false;
-    return true;
 }
 
 bool AllocCache::wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size,
@@ -219,7 +179,7 @@ bool AllocCache::keep(VkDeviceMemory memory, std::vector<VkDeviceMemory>* evicte
         age = next;
     }
     const uint64_t seq = next_seq_++;
-    const Kept kept{memory, l.type, l.flags, l.size, l.kept_map};
+    const Kept kept{memory, l.type, l.flags, l.size};
     BySize& sizes = by_size_[key(l.type, l.flags)];
     if (spare_age_.empty()) {
         by_age_.emplace_hint(by_age_.end(), seq, kept);

@@ -32,16 +32,6 @@
 // allocation and what zeroing costs per KiB (recent averages); a free keeps an allocation only
 // while zeroing it again is expected to cost less than the driver charges for a new one.
 //
-// Kept mappings (limits.keep_mappings): a host-visible allocation the cache follows is mapped
-// once, whole, by the layer, and stays mapped while the application holds it, while it is kept
-// and when it is handed out again. The application's vkMapMemory of it is answered from that
-// mapping (its base plus the offset asked for), its vkUnmapMemory makes no driver call, and
-// zeroing a hand-out writes through it: a recycled staging allocation then costs no driver map,
-// no unmap and no page faults of a fresh mapping (on NVIDIA each map is a new mapping of the
-// driver's file, faulted in page by page). Only where the layer sees every map and unmap: not
-// where the device may use vkMapMemory2 (Vulkan 1.4, VK_KHR_map_memory2), which the layer's
-// headers cannot intercept.
-//
 // Bounds: bytes kept per heap (evicting the oldest kept allocations of the heap to make room
 // for a newer one); and the application's live driver allocations plus those kept never above
 // maxMemoryAllocationCount (make_room() before the driver allocates).
@@ -72,7 +62,6 @@ struct AllocCacheLimits {
     bool gpu_fill = false;                           // ... zeroed by the GPU (sizes of 4n only)
     bool zero = false;                               // recycled memory is zeroed before reuse
     bool always = false;                             // keep even where zeroing costs more (pays())
-    bool keep_mappings = false;                      // host-visible followed allocations stay mapped
 };
 
 class AllocCache {
@@ -86,10 +75,6 @@ public:
     // the GPU zeroes the others).
     static AllocCacheLimits limits_for(const VkPhysicalDeviceMemoryProperties& memory, const VkPhysicalDeviceLimits& limits,
                                        uint32_t mib, bool zero, bool gpu_fill = false);
-    // Whether the layer sees every map and unmap of a device of `api_version` (the smaller of the
-    // instance's and the device's) with these extensions enabled: not where vkMapMemory2 may be
-    // used (Vulkan 1.4, VK_KHR_map_memory2, VK_EXT_map_memory_placed).
-    static bool sees_every_map(uint32_t api_version, uint32_t extension_count, const char* const* extensions);
     // Whether recycled memory of `type` is zeroed by the GPU (zeroing on, the host cannot map it).
     bool gpu_filled(uint32_t type) const {
         return limits_.gpu_fill && type < limits_.memory.memoryTypeCount &&
@@ -141,7 +126,6 @@ public:
     struct Taken {
         VkDeviceMemory memory = VK_NULL_HANDLE;
         VkDeviceSize size = 0;  // the allocation's real size (at least the request's)
-        void* mapping = nullptr;  // the layer's kept mapping of it (whole), if any
     };
     // A kept allocation for a qualifying request, out of the cache and live again. Null: none fits.
     Taken take(uint32_t type, VkMemoryAllocateFlags flags, VkDeviceSize size);
@@ -159,21 +143,8 @@ public:
     // The driver's mapping of a followed allocation (vkMapMemory / vkUnmapMemory succeeded).
     void mapped(VkDeviceMemory memory, bool is_mapped);
 
-    // Kept mappings. The application maps `memory`: Driver (not followed, or mappings are not
-    // kept: the driver maps as asked), Served (`*mapping` is the kept mapping's base, now the
-    // application's) or MapWhole (followed and not yet mapped: the caller maps it whole and
-    // calls set_mapping()).
-    enum class MapRoute { Driver, Served, MapWhole };
-    MapRoute map(VkDeviceMemory memory, void** mapping);
-    // The layer mapped a live followed allocation whole (`app_mapped`: for the application's
-    // vkMapMemory; false: to zero it).
-    void set_mapping(VkDeviceMemory memory, void* mapping, bool app_mapped);
-    // The application unmaps `memory`: true if the mapping is a kept one (nothing to call).
-    bool unmap(VkDeviceMemory memory);
-
     // vkFreeMemory: whether the cache wants the allocation (then the caller unmaps it if
-    // `*is_mapped`, a mapping the driver made for the application that is not a kept one, and
-    // calls keep() or let_go()), its memory type and size. Forgets it as live
+    // `*is_mapped` and calls keep() or let_go()), its memory type and size. Forgets it as live
     // either way. `*not_worth` (when given): refused because keeping it does not pay.
     bool wants(VkDeviceMemory memory, bool* is_mapped, uint32_t* type, VkDeviceSize* size = nullptr,
                bool* not_worth = nullptr);
@@ -204,17 +175,14 @@ private:
         uint32_t type;
         VkMemoryAllocateFlags flags;
         VkDeviceSize size;
-        bool mapped;             // by the driver, for the application (not a kept mapping)
+        bool mapped;
         State state = State::Live;
-        void* kept_map = nullptr;  // the layer's mapping of it, whole, kept
-        bool app_mapped = false;   // ... which the application holds mapped now
     };
     struct Kept {
         VkDeviceMemory memory;
         uint32_t type;
         VkMemoryAllocateFlags flags;
         VkDeviceSize size;
-        void* kept_map;
     };
     using ByAge = std::map<uint64_t, Kept>;                 // sequence number -> kept allocation
     using BySize = std::multimap<VkDeviceSize, uint64_t>;  // size -> sequence number

@@ -91,13 +91,10 @@ int64_t steady_ns() {
 }
 
 // Zeroes a recycled host-visible allocation (the whole of it: a map of VK_WHOLE_SIZE sees it
-// all), through its kept mapping (`*mapping`) where it has one. Where mappings are kept and it
-// has none, the mapping made here stays (`*mapping` returns it). False when the driver would
-// not map it.
-bool zero(DeviceState& d, VkDeviceMemory memory, uint32_t type, VkDeviceSize size, void** mapping) {
-    const bool keep = d.alloc_cache->limits().keep_mappings;
-    void* p = *mapping;
-    if (!p && d.dispatch.MapMemory(d.device, memory, 0, VK_WHOLE_SIZE, 0, &p) != VK_SUCCESS) return false;
+// all). False when the driver would not map it.
+bool zero(DeviceState& d, VkDeviceMemory memory, uint32_t type, VkDeviceSize size) {
+    void* p = nullptr;
+    if (d.dispatch.MapMemory(d.device, memory, 0, VK_WHOLE_SIZE, 0, &p) != VK_SUCCESS) return false;
     std::memset(p, 0, size_t(size));
     bool ok = true;
     if (!(d.memory_properties.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
@@ -106,20 +103,14 @@ bool zero(DeviceState& d, VkDeviceMemory memory, uint32_t type, VkDeviceSize siz
         range.size = VK_WHOLE_SIZE;
         ok = d.dispatch.FlushMappedMemoryRanges(d.device, 1, &range) == VK_SUCCESS;
     }
-    if (keep && ok) {
-        *mapping = p;
-    } else {
-        d.dispatch.UnmapMemory(d.device, memory);
-        *mapping = nullptr;
-    }
+    d.dispatch.UnmapMemory(d.device, memory);
     return ok;
 }
 
 // zero(), its cost taught to the cache (what keeping such allocations costs).
-bool zero_timed(DeviceState& d, AllocCache& cache, VkDeviceMemory memory, uint32_t type, VkDeviceSize size,
-                void** mapping) {
+bool zero_timed(DeviceState& d, AllocCache& cache, VkDeviceMemory memory, uint32_t type, VkDeviceSize size) {
     const int64_t t0 = steady_ns();
-    const bool ok = zero(d, memory, type, size, mapping);
+    const bool ok = zero(d, memory, type, size);
     if (ok) cache.zeroed(type, size, uint64_t(std::max<int64_t>(1, steady_ns() - t0)));
     return ok;
 }
@@ -165,9 +156,7 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
             cache->dropped(t.memory);
             give_back(d, t.memory);
         } else if (t.memory) {
-            void* mapping = t.mapping;
-            if (!d.settings.alloc_cache_zero || zero_timed(d, *cache, t.memory, type, t.size, &mapping)) {
-                if (mapping != t.mapping) cache->set_mapping(t.memory, mapping, false);
+            if (!d.settings.alloc_cache_zero || zero_timed(d, *cache, t.memory, type, t.size)) {
                 if (d.settings.alloc_cache_zero) d.stats.add(Counter::AllocCacheZeroed);
                 d.stats.add(Counter::AllocCacheHits);
                 *memory = t.memory;
@@ -233,35 +222,8 @@ void free_memory(DeviceState& d, VkDeviceMemory memory, const VkAllocationCallba
     check_budget(d, *cache, type);
 }
 
-VkResult map_memory(DeviceState& d, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size,
-                    VkMemoryMapFlags flags, void** data) {
-    AllocCache* cache = d.alloc_cache.get();
-    void* base = nullptr;
-    const AllocCache::MapRoute route =
-        cache && memory && flags == 0 ? cache->map(memory, &base) : AllocCache::MapRoute::Driver;
-    if (route == AllocCache::MapRoute::Served) {
-        d.stats.add(Counter::AllocCacheMapsKept);
-        *data = static_cast<char*>(base) + offset;
-        return VK_SUCCESS;
-    }
-    // Mapped whole, kept: offset 0 keeps the base aligned to minMemoryMapAlignment, so the
-    // application's pointer (base + offset) is aligned as the driver's would be.
-    if (route == AllocCache::MapRoute::MapWhole &&
-        d.dispatch.MapMemory(d.device, memory, 0, VK_WHOLE_SIZE, 0, &base) == VK_SUCCESS) {
-        cache->set_mapping(memory, base, true);
-        *data = static_cast<char*>(base) + offset;
-        return VK_SUCCESS;
-    }
-    const VkResult r = d.dispatch.MapMemory(d.device, memory, offset, size, flags, data);
-    if (r == VK_SUCCESS && cache && memory) cache->mapped(memory, true);
-    return r;
-}
-
-void unmap_memory(DeviceState& d, VkDeviceMemory memory) {
-    AllocCache* cache = d.alloc_cache.get();
-    if (cache && memory && cache->unmap(memory)) return;  // a kept mapping: it stays
-    d.dispatch.UnmapMemory(d.device, memory);
-    if (cache && memory) cache->mapped(memory, false);
+void memory_mapped(DeviceState& d, VkDeviceMemory memory, bool mapped) {
+    if (d.alloc_cache && memory) d.alloc_cache->mapped(memory, mapped);
 }
 
 void destroy_cached_memory(DeviceState& d) {

@@ -16,13 +16,9 @@ VkResult allocate_memory(DeviceState& d, const VkMemoryAllocateInfo* info, const
                          VkDeviceMemory* memory);
 // vkFreeMemory, after everything the layer does at a free: kept where it may be (unmapped first).
 void free_memory(DeviceState& d, VkDeviceMemory memory, const VkAllocationCallbacks* allocator);
-// vkMapMemory and vkUnmapMemory of `memory` as it goes down (a twin of cached readback's is not
-// followed): a followed host-visible allocation is answered from its kept mapping
-// (alloc_cache.h, "Kept mappings"), mapped whole by the driver at its first map; others go to
-// the driver, which the cache notes (a free unmaps what the driver mapped).
-VkResult map_memory(DeviceState& d, VkDeviceMemory memory, VkDeviceSize offset, VkDeviceSize size,
-                    VkMemoryMapFlags flags, void** data);
-void unmap_memory(DeviceState& d, VkDeviceMemory memory);
+// The driver mapped or unmapped `memory` (as it went down: a twin of cached readback's is
+// not followed).
+void memory_mapped(DeviceState& d, VkDeviceMemory memory, bool mapped);
 // vkDestroyDevice: everything kept goes back to the driver (after our fills ended).
 void destroy_cached_memory(DeviceState& d);
 // Before an application's submission to `q` reaches fusion or the driver (vkQueueSubmit,
