@@ -103,6 +103,7 @@ namespace slipstream {
     X(AllocCacheMisses, "alloc_cache_misses")   /* ... plain ones the cache had nothing for */ \
     X(AllocCacheKept, "alloc_cache_kept")       /* vkFreeMemory kept in the cache */ \
     X(AllocCacheBytesHeld, "alloc_cache_bytes_held") /* peak bytes kept, all heaps (a maximum, not a sum) */ \
+    X(AllocCacheHeapBytesHeld, "alloc_cache_heap_bytes_held") /* peak bytes kept in one heap (what the bound limits) */ \
     X(AllocCacheTrims, "alloc_cache_trims")     /* kept allocations freed early: bound, budget, count, out of memory */ \
     X(AllocCacheRetries, "alloc_cache_retries") /* driver out-of-memory answered by a trim and a retry */ \
     X(AllocCacheNotWorth, "alloc_cache_not_worth") /* frees given to the driver: zeroing would cost more than it charged */ \

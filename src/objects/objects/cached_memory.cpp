@@ -218,7 +218,10 @@ void free_memory(DeviceState& d, VkDeviceMemory memory, const VkAllocationCallba
         return;
     }
     d.stats.add(Counter::AllocCacheKept);
-    if (d.stats.enabled()) d.stats.raise(Counter::AllocCacheBytesHeld, cache->held_total());
+    if (d.stats.enabled()) {
+        d.stats.raise(Counter::AllocCacheBytesHeld, cache->held_total());
+        d.stats.raise(Counter::AllocCacheHeapBytesHeld, cache->held(d.memory_properties.memoryTypes[type].heapIndex));
+    }
     check_budget(d, *cache, type);
 }
 
