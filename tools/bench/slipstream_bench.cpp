@@ -567,6 +567,7 @@ public:
     ~Bench() { destroy(); }
 
     void init();
+    double state_probe_us();
     void destroy();
     RowResult run(const RowInfo& row);
 
@@ -957,6 +958,35 @@ void Bench::untimed(const std::function<void(VkCommandBuffer)>& record) {
 }
 
 // GPU time of `record` from two timestamps, median over `samples` separate submissions.
+// The round trip of an empty command buffer, submitted and spun on (median of 32, after 8): what
+// this process's GPU round trips cost before any row runs. Some machines put a whole process
+// in a state where every round trip costs several times more (80-120 us instead of 15-20 on an
+// H200); bench_report compares this across processes and runs such a process again.
+double Bench::state_probe_us() {
+    std::vector<double> trips;
+    for (int i = 0; i < 40; ++i) {
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        VK_CHECK(vkBeginCommandBuffer(aux_cb_, &bi));
+        VK_CHECK(vkEndCommandBuffer(aux_cb_));
+        VK_CHECK(vkResetFences(ctx_.device, 1, &aux_fence_));
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &aux_cb_;
+        const auto t0 = Clock::now();
+        VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, aux_fence_));
+        for (;;) {
+            const VkResult r = vkGetFenceStatus(ctx_.device, aux_fence_);
+            if (r == VK_SUCCESS) break;
+            if (r != VK_NOT_READY) vkapp::fail("vkGetFenceStatus", r, __FILE__, __LINE__);
+            cpu_relax();
+        }
+        if (i >= 8) trips.push_back(micros(Clock::now() - t0));
+    }
+    std::sort(trips.begin(), trips.end());
+    return trips[trips.size() / 2];
+}
+
 double Bench::gpu_time_us(const std::function<void(VkCommandBuffer)>& record, int samples) {
     if (!query_pool_) return NAN;
     const uint64_t mask = ts_bits_ >= 64 ? ~0ull : ((1ull << ts_bits_) - 1);
@@ -2287,7 +2317,7 @@ Stats stats_of(const std::vector<double>& s) {
 
 void write_json(const std::string& path, const Context& ctx, const Options& opt,
                 const std::vector<StagingUse>& st, const std::vector<RowResult>& rows,
-                int validation_messages) {
+                int validation_messages, double state_probe_us) {
     std::ofstream f(path);
     if (!f) {
         std::fprintf(stderr, "slipstream-bench: cannot write %s\n", path.c_str());
@@ -2357,6 +2387,7 @@ void write_json(const std::string& path, const Context& ctx, const Options& opt,
     }
     f << "},\n";
     f << "  \"validation_messages\": " << validation_messages << ",\n";
+    f << "  \"state_probe_us\": " << json_num(state_probe_us) << ",\n";
     f << "  \"rows\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
         const RowResult& r = rows[i];
@@ -2418,9 +2449,12 @@ int main(int argc, char** argv) {
     std::vector<RowResult> results;
     std::vector<StagingUse> staging;
     int failures = 0;
+    double state_probe = 0;
     {
         Bench bench(ctx, opt);
         bench.init();
+        state_probe = bench.state_probe_us();
+        std::printf("state probe: %.3f us (an empty command buffer submitted and spun on)\n", state_probe);
         int title_width = 34;
         for (const RowInfo* info : rows) title_width = std::max(title_width, int(std::strlen(info->title)));
         std::printf("\n%-*s %4s %10s %10s %10s %10s %10s %5s %10s  %s\n", title_width, "row", "unit", "median",
@@ -2450,7 +2484,7 @@ int main(int argc, char** argv) {
         bench.destroy();
     }
     const int validation = vkapp::g_validation_messages.load();
-    if (!opt.json_path.empty()) write_json(opt.json_path, ctx, opt, staging, results, validation);
+    if (!opt.json_path.empty()) write_json(opt.json_path, ctx, opt, staging, results, validation, state_probe);
     vkapp::destroy_context(ctx);
     const int after = vkapp::g_validation_messages.load();
     if (after) std::fprintf(stderr, "slipstream-bench: %d validation message(s)\n", after);
