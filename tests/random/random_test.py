@@ -203,6 +203,9 @@ def shrink(args, seed, config):
 
 
 def main(argv):
+    # A line at a time, also into a pipe or file: a long run stopped by a time limit keeps what
+    # it printed (an H200 run under `timeout` lost all of its output to the buffer).
+    sys.stdout.reconfigure(line_buffering=True)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build-dir", required=True)
     p.add_argument("--program", help="random_program (default: B/tests/random/random_program)")
