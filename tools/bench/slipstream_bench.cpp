@@ -595,6 +595,7 @@ private:
     VkSemaphore binaries_[2] = {};        // binary_chain's: launch k signals binaries_[k % 2]
     void row_launch_decorated(RowResult& row, Decoration d);
     void wait_fence(VkFence f);
+    void spin_on_fence(VkFence f);
     void wait_device(VkFence f);  // the style's device sync on a fence of the row's own
     void record_style_barrier(VkCommandBuffer cb);
     static void host_read_barrier(VkCommandBuffer cb);
@@ -749,6 +750,17 @@ void Bench::wait_fence(VkFence f) {
         }
     }
     VK_CHECK(vkWaitForFences(ctx_.device, 1, &f, VK_TRUE, UINT64_MAX));
+}
+
+// Polls `f` until it signals, never blocking: the application's own spin (launch_spin rows,
+// the state probe).
+void Bench::spin_on_fence(VkFence f) {
+    for (;;) {
+        const VkResult r = vkGetFenceStatus(ctx_.device, f);
+        if (r == VK_SUCCESS) return;
+        if (r != VK_NOT_READY) vkapp::fail("vkGetFenceStatus", r, __FILE__, __LINE__);
+        cpu_relax();
+    }
 }
 
 // As sync() waits, for a fence the row submitted itself: naive blocks in vkWaitForFences (or
@@ -957,7 +969,6 @@ void Bench::untimed(const std::function<void(VkCommandBuffer)>& record) {
     VK_CHECK(vkWaitForFences(ctx_.device, 1, &aux_fence_, VK_TRUE, UINT64_MAX));
 }
 
-// GPU time of `record` from two timestamps, median over `samples` separate submissions.
 // The round trip of an empty command buffer, submitted and spun on (median of 32, after 8): what
 // this process's GPU round trips cost before any row runs. Some machines put a whole process
 // in a state where every round trip costs several times more (80-120 us instead of 15-20 on an
@@ -975,18 +986,14 @@ double Bench::state_probe_us() {
         si.pCommandBuffers = &aux_cb_;
         const auto t0 = Clock::now();
         VK_CHECK(vkQueueSubmit(ctx_.queue, 1, &si, aux_fence_));
-        for (;;) {
-            const VkResult r = vkGetFenceStatus(ctx_.device, aux_fence_);
-            if (r == VK_SUCCESS) break;
-            if (r != VK_NOT_READY) vkapp::fail("vkGetFenceStatus", r, __FILE__, __LINE__);
-            cpu_relax();
-        }
+        spin_on_fence(aux_fence_);
         if (i >= 8) trips.push_back(micros(Clock::now() - t0));
     }
     std::sort(trips.begin(), trips.end());
     return trips[trips.size() / 2];
 }
 
+// GPU time of `record` from two timestamps, median over `samples` separate submissions.
 double Bench::gpu_time_us(const std::function<void(VkCommandBuffer)>& record, int samples) {
     if (!query_pool_) return NAN;
     const uint64_t mask = ts_bits_ >= 64 ? ~0ull : ((1ull << ts_bits_) - 1);
@@ -1228,12 +1235,7 @@ void Bench::row_launch_spin(RowResult& row, bool barrier) {
                     if (barrier) record_style_barrier(cb);
                     dispatch(cb, add_, set, uint32_t(r + 1), kTinyWords);
                 });
-                for (;;) {
-                    const VkResult s = vkGetFenceStatus(ctx_.device, own.fence);
-                    if (s == VK_SUCCESS) break;
-                    if (s != VK_NOT_READY) vkapp::fail("vkGetFenceStatus", s, __FILE__, __LINE__);
-                    cpu_relax();
-                }
+                spin_on_fence(own.fence);
                 VK_CHECK(vkResetFences(ctx_.device, 1, &own.fence));
             }
         },
