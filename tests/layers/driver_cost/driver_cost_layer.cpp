@@ -12,7 +12,6 @@
 //     <µs>: the time the call spends on the CPU (busy, as a driver building a submission is)
 //     before it goes on to the driver. Unknown names are reported on stderr and ignored.
 //   Example: SLIPSTREAM_TEST_DRIVER_COST=vkQueueSubmit=3.8,vkQueueSubmit2=3.8
-#include <vulkan/vk_dispatch_table_helper.h>
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -23,7 +22,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "test_layer.h"
 
@@ -81,97 +79,34 @@ void spend(Fn fn) {
     }
 }
 
-struct InstanceState {
-    VkInstance instance = VK_NULL_HANDLE;
-    VkLayerInstanceDispatchTable dispatch{};
-    PFN_vkGetInstanceProcAddr next_gipa = nullptr;
-};
+struct DeviceState : DeviceBase {};
 
-struct DeviceState {
-    VkLayerDispatchTable dispatch{};
-    PFN_vkGetDeviceProcAddr next_gdpa = nullptr;
-};
-
-std::mutex g_mutex;  // the maps
 std::once_flag g_config_once;
-std::unordered_map<void*, std::unique_ptr<InstanceState>> g_instances;
-std::unordered_map<void*, std::unique_ptr<DeviceState>> g_devices;
-
-InstanceState* instance_state(void* key) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_instances.find(key);
-    return it == g_instances.end() ? nullptr : it->second.get();
-}
-
-DeviceState* device_state(void* key) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_devices.find(key);
-    return it == g_devices.end() ? nullptr : it->second.get();
-}
+LayerState<DeviceState> g_layer;
 
 template <typename Dispatchable>
 const VkLayerDispatchTable& next(Dispatchable d) {
-    return device_state(key_of(d))->dispatch;
+    return g_layer.of(d)->dispatch;
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* pCreateInfo,
                                               const VkAllocationCallbacks* pAllocator, VkInstance* pInstance) {
-    auto* link = chain_link<VkLayerInstanceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
-    if (!link) return VK_ERROR_INITIALIZATION_FAILED;
-    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-    auto create = reinterpret_cast<PFN_vkCreateInstance>(next_gipa(VK_NULL_HANDLE, "vkCreateInstance"));
-    if (!create) return VK_ERROR_INITIALIZATION_FAILED;
     std::call_once(g_config_once, read_config);
-    VkResult result = create(pCreateInfo, pAllocator, pInstance);
-    if (result != VK_SUCCESS) return result;
-    auto state = std::make_unique<InstanceState>();
-    state->instance = *pInstance;
-    state->next_gipa = next_gipa;
-    layer_init_instance_dispatch_table(*pInstance, &state->dispatch, next_gipa);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_instances[key_of(*pInstance)] = std::move(state);
-    return VK_SUCCESS;
+    return g_layer.create_instance(pCreateInfo, pAllocator, pInstance);
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocationCallbacks* pAllocator) {
-    if (!instance) return;
-    void* key = key_of(instance);
-    InstanceState* state = instance_state(key);
-    if (!state) return;
-    state->dispatch.DestroyInstance(instance, pAllocator);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_instances.erase(key);
+    g_layer.destroy_instance(instance, pAllocator);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, const VkDeviceCreateInfo* pCreateInfo,
                                             const VkAllocationCallbacks* pAllocator, VkDevice* pDevice) {
-    InstanceState* instance = instance_state(key_of(physicalDevice));
-    auto* link = chain_link<VkLayerDeviceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
-    if (!instance || !link) return VK_ERROR_INITIALIZATION_FAILED;
-    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-    PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
-    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-    auto create = reinterpret_cast<PFN_vkCreateDevice>(next_gipa(instance->instance, "vkCreateDevice"));
-    if (!create) return VK_ERROR_INITIALIZATION_FAILED;
-    VkResult result = create(physicalDevice, pCreateInfo, pAllocator, pDevice);
-    if (result != VK_SUCCESS) return result;
-    auto state = std::make_unique<DeviceState>();
-    state->next_gdpa = next_gdpa;
-    layer_init_device_dispatch_table(*pDevice, &state->dispatch, next_gdpa);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_devices[key_of(*pDevice)] = std::move(state);
-    return VK_SUCCESS;
+    return g_layer.create_device(physicalDevice, pCreateInfo, pAllocator, pDevice, std::make_unique<DeviceState>(),
+                                 [](DeviceState&, VkDevice) {});
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* pAllocator) {
-    if (!device) return;
-    void* key = key_of(device);
-    DeviceState* d = device_state(key);
-    if (!d) return;
-    d->dispatch.DestroyDevice(device, pAllocator);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_devices.erase(key);
+    g_layer.destroy_device(device, pAllocator);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFence fence) {
@@ -237,34 +172,13 @@ const Hook kDeviceHooks[] = {
 
 // Internal functions for the loader (test_layer.h: negotiate).
 PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* pName) {
-    if (std::strcmp(pName, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(GetDeviceProcAddr);
-    DeviceState* d = device ? device_state(key_of(device)) : nullptr;
-    if (!d) return nullptr;
-    return hook_or_next(find_hook(kDeviceHooks, pName), d->next_gdpa(device, pName));
+    return g_layer.device_proc(device, pName, kDeviceHooks, GetDeviceProcAddr);
 }
 
 PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* pName) {
-    if (std::strcmp(pName, "vkGetInstanceProcAddr") == 0)
-        return reinterpret_cast<PFN_vkVoidFunction>(GetInstanceProcAddr);
-    if (std::strcmp(pName, "vkCreateInstance") == 0) return find_hook(kInstanceHooks, pName);
-    if (std::strcmp(pName, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(GetDeviceProcAddr);
-    InstanceState* s = instance ? instance_state(key_of(instance)) : nullptr;
-    if (!s) return nullptr;
-    PFN_vkVoidFunction hook = find_hook(kInstanceHooks, pName);
-    if (!hook) hook = find_hook(kDeviceHooks, pName);
-    return hook_or_next(hook, s->next_gipa(instance, pName));
+    return g_layer.instance_proc(instance, pName, kInstanceHooks, kDeviceHooks, GetInstanceProcAddr, GetDeviceProcAddr);
 }
 
 }  // namespace
 
-extern "C" {
-VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device, const char* pName) {
-    return GetDeviceProcAddr(device, pName);
-}
-VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance, const char* pName) {
-    return GetInstanceProcAddr(instance, pName);
-}
-VKAPI_ATTR VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* pVersionStruct) {
-    return negotiate(pVersionStruct, GetInstanceProcAddr, GetDeviceProcAddr);
-}
-}  // extern "C"
+SLIPSTREAM_TEST_LAYER_ENTRY_POINTS(GetInstanceProcAddr, GetDeviceProcAddr)

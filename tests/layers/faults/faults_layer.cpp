@@ -61,7 +61,6 @@
 // status queries, vkGetQueryPoolResults, vkGetEventStatus and vkQueueBindSparse return
 // VK_ERROR_DEVICE_LOST without calling down, and submissions that still arrive are counted
 // ("submits_after_lost").
-#include <vulkan/vk_dispatch_table_helper.h>
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -363,12 +362,6 @@ Config read_config() {
 
 // ---- state ---------------------------------------------------------------------------------------
 
-struct InstanceState {
-    VkInstance instance = VK_NULL_HANDLE;
-    VkLayerInstanceDispatchTable dispatch{};
-    PFN_vkGetInstanceProcAddr next_gipa = nullptr;
-};
-
 struct QueueState {
     VkQueue queue = VK_NULL_HANDLE;
     std::mutex mutex;  // every submission and queue wait of this layer's holds it
@@ -378,10 +371,8 @@ struct FnCounts {
     uint64_t seen = 0, injected = 0, lost_returned = 0;
 };
 
-struct DeviceState {
+struct DeviceState : DeviceBase {
     VkDevice device = VK_NULL_HANDLE;
-    VkLayerDispatchTable dispatch{};
-    PFN_vkGetDeviceProcAddr next_gdpa = nullptr;
     uint32_t index = 0;  // in creation order, from 1
     bool faulted = false;
     std::atomic<bool> lost{false};
@@ -401,25 +392,11 @@ struct DeviceState {
     std::mutex lose_mutex;  // one loss at a time (taken before any queue's mutex)
 };
 
-std::mutex g_mutex;  // the maps, the configuration, the report
+LayerState<DeviceState> g_layer;  // its mutex guards the configuration and the report too
 Config g_config;
 bool g_config_read = false;
 uint32_t g_devices_created = 0;
-std::unordered_map<void*, std::unique_ptr<InstanceState>> g_instances;
-std::unordered_map<void*, std::unique_ptr<DeviceState>> g_devices;
 std::vector<std::string> g_finished;  // report entries of destroyed devices
-
-InstanceState* instance_state(void* key) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_instances.find(key);
-    return it == g_instances.end() ? nullptr : it->second.get();
-}
-
-DeviceState* device_state(void* key) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_devices.find(key);
-    return it == g_devices.end() ? nullptr : it->second.get();
-}
 
 QueueState* queue_state(DeviceState& d, VkQueue queue) {
     std::lock_guard<std::mutex> lock(d.mutex);
@@ -466,11 +443,11 @@ std::string device_entry(const DeviceState& d) {
     return json;
 }
 
-// Caller holds g_mutex: every destroyed device, then the live ones.
+// Caller holds g_layer.mutex: every destroyed device, then the live ones.
 void write_report_locked() {
     if (g_config.report_path.empty()) return;
     std::vector<std::string> entries = g_finished;
-    for (auto& [key, d] : g_devices) {
+    for (auto& [key, d] : g_layer.devices) {
         std::lock_guard<std::mutex> lock(d->mutex);
         entries.push_back(device_entry(*d));
     }
@@ -483,7 +460,7 @@ void write_report_locked() {
 }
 
 void write_report_at_exit() {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_layer.mutex);
     write_report_locked();
 }
 
@@ -585,96 +562,57 @@ VkResult injected(DeviceState& d, Fn fn, VkResult r) {
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* pCreateInfo,
                                               const VkAllocationCallbacks* pAllocator, VkInstance* pInstance) {
-    auto* link = chain_link<VkLayerInstanceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
-    if (!link) return VK_ERROR_INITIALIZATION_FAILED;
-    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-    auto create = reinterpret_cast<PFN_vkCreateInstance>(next_gipa(VK_NULL_HANDLE, "vkCreateInstance"));
-    if (!create) return VK_ERROR_INITIALIZATION_FAILED;
     {
-        std::lock_guard<std::mutex> lock(g_mutex);
+        std::lock_guard<std::mutex> lock(g_layer.mutex);
         if (!g_config_read) {
             g_config = read_config();
             g_config_read = true;
             std::atexit(write_report_at_exit);
         }
     }
-    VkResult result = create(pCreateInfo, pAllocator, pInstance);
-    if (result != VK_SUCCESS) return result;
-    auto state = std::make_unique<InstanceState>();
-    state->instance = *pInstance;
-    state->next_gipa = next_gipa;
-    layer_init_instance_dispatch_table(*pInstance, &state->dispatch, next_gipa);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_instances[key_of(*pInstance)] = std::move(state);
-    return VK_SUCCESS;
+    return g_layer.create_instance(pCreateInfo, pAllocator, pInstance);
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocationCallbacks* pAllocator) {
-    if (!instance) return;
-    void* key = key_of(instance);
-    InstanceState* state = instance_state(key);
-    if (!state) return;
-    state->dispatch.DestroyInstance(instance, pAllocator);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_instances.erase(key);
+    g_layer.destroy_instance(instance, pAllocator);
 }
 
 // ---- device ------------------------------------------------------------------------------------------
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, const VkDeviceCreateInfo* pCreateInfo,
                                             const VkAllocationCallbacks* pAllocator, VkDevice* pDevice) {
-    InstanceState* instance = instance_state(key_of(physicalDevice));
-    auto* link = chain_link<VkLayerDeviceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
-    if (!instance || !link) return VK_ERROR_INITIALIZATION_FAILED;
-    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-    PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
-    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-    auto create = reinterpret_cast<PFN_vkCreateDevice>(next_gipa(instance->instance, "vkCreateDevice"));
-    if (!create) return VK_ERROR_INITIALIZATION_FAILED;
-    VkResult result = create(physicalDevice, pCreateInfo, pAllocator, pDevice);
-    if (result != VK_SUCCESS) return result;
-
-    auto state = std::make_unique<DeviceState>();
-    state->device = *pDevice;
-    state->next_gdpa = next_gdpa;
-    layer_init_device_dispatch_table(*pDevice, &state->dispatch, next_gdpa);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    state->index = ++g_devices_created;
-    state->faulted = !g_config.rules.empty() && (g_config.device == 0 || g_config.device == state->index);
-    state->rule_calls.assign(g_config.rules.size(), 0);
-    state->rng = g_config.seed * 0x9e3779b97f4a7c15ull + state->index;
-    state->creator = std::this_thread::get_id();
-    g_devices[key_of(*pDevice)] = std::move(state);
-    return VK_SUCCESS;
+    auto init = [](DeviceState& state, VkDevice device) {  // with g_layer.mutex held
+        state.device = device;
+        state.index = ++g_devices_created;
+        state.faulted = !g_config.rules.empty() && (g_config.device == 0 || g_config.device == state.index);
+        state.rule_calls.assign(g_config.rules.size(), 0);
+        state.rng = g_config.seed * 0x9e3779b97f4a7c15ull + state.index;
+        state.creator = std::this_thread::get_id();
+    };
+    return g_layer.create_device(physicalDevice, pCreateInfo, pAllocator, pDevice, std::make_unique<DeviceState>(),
+                                 init);
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* pAllocator) {
-    if (!device) return;
-    void* key = key_of(device);
-    DeviceState* d = device_state(key);
-    if (!d) return;
     // After a loss the application could not wait; lose() drained the queues and nothing
     // reached them since, but make sure.
-    if (d->lost) d->dispatch.DeviceWaitIdle(device);
-    d->dispatch.DestroyDevice(device, pAllocator);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    {
-        std::lock_guard<std::mutex> device_lock(d->mutex);
-        g_finished.push_back(device_entry(*d));
-    }
-    g_devices.erase(key);
+    if (DeviceState* d = device ? g_layer.of(device) : nullptr; d && d->lost) d->dispatch.DeviceWaitIdle(device);
+    g_layer.destroy_device(device, pAllocator, [](DeviceState& d) {
+        std::lock_guard<std::mutex> device_lock(d.mutex);
+        g_finished.push_back(device_entry(d));
+    });
+    std::lock_guard<std::mutex> lock(g_layer.mutex);
     write_report_locked();
 }
 
 VKAPI_ATTR void VKAPI_CALL GetDeviceQueue(VkDevice device, uint32_t family, uint32_t index, VkQueue* pQueue) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetDeviceQueue(device, family, index, pQueue);
     if (*pQueue) queue_state(*d, *pQueue);
 }
 
 VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueInfo2* pInfo, VkQueue* pQueue) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetDeviceQueue2(device, pInfo, pQueue);
     if (*pQueue) queue_state(*d, *pQueue);
 }
@@ -683,7 +621,7 @@ VKAPI_ATTR void VKAPI_CALL GetDeviceQueue2(VkDevice device, const VkDeviceQueueI
 
 template <typename Call>
 VkResult queue_call(VkQueue queue, Fn fn, bool submission, Call&& call, bool fenced = false) {
-    DeviceState* d = device_state(key_of(queue));
+    DeviceState* d = g_layer.device(key_of(queue));
     QueueState* q = queue_state(*d, queue);
     VkResult r = VK_SUCCESS;
     bool lost = false;
@@ -723,7 +661,7 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue) {
 
 VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, const VkBindSparseInfo* binds,
                                                VkFence fence) {
-    DeviceState* d = device_state(key_of(queue));
+    DeviceState* d = g_layer.device(key_of(queue));
     QueueState* q = queue_state(*d, queue);
     {
         std::lock_guard<std::mutex> lock(q->mutex);
@@ -743,42 +681,42 @@ VkResult device_call(DeviceState& d, Fn fn, bool finite_timeout, Call&& call) {
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     return device_call(*d, Fn::DeviceWaitIdle, false, [&] { return d->dispatch.DeviceWaitIdle(device); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice device, uint32_t count, const VkFence* fences, VkBool32 wait_all,
                                              uint64_t timeout) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     return device_call(*d, Fn::WaitForFences, timeout != UINT64_MAX,
                        [&] { return d->dispatch.WaitForFences(device, count, fences, wait_all, timeout); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetFenceStatus(VkDevice device, VkFence fence) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     return device_call(*d, Fn::GetFenceStatus, false, [&] { return d->dispatch.GetFenceStatus(device, fence); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphores(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     return device_call(*d, Fn::WaitSemaphores, timeout != UINT64_MAX,
                        [&] { return d->dispatch.WaitSemaphores(device, info, timeout); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL WaitSemaphoresKHR(VkDevice device, const VkSemaphoreWaitInfo* info, uint64_t timeout) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     return device_call(*d, Fn::WaitSemaphores, timeout != UINT64_MAX,
                        [&] { return d->dispatch.WaitSemaphoresKHR(device, info, timeout); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValue(VkDevice device, VkSemaphore semaphore, uint64_t* value) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     return device_call(*d, Fn::GetSemaphoreCounterValue, false,
                        [&] { return d->dispatch.GetSemaphoreCounterValue(device, semaphore, value); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValueKHR(VkDevice device, VkSemaphore semaphore, uint64_t* value) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     return device_call(*d, Fn::GetSemaphoreCounterValue, false,
                        [&] { return d->dispatch.GetSemaphoreCounterValueKHR(device, semaphore, value); });
 }
@@ -786,7 +724,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValueKHR(VkDevice device, VkSe
 VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice device, VkQueryPool pool, uint32_t first, uint32_t count,
                                                    size_t size, void* data, VkDeviceSize stride,
                                                    VkQueryResultFlags flags) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     if (d->lost) {
         wait_drained(*d);
         return VK_ERROR_DEVICE_LOST;
@@ -795,7 +733,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetQueryPoolResults(VkDevice device, VkQueryPool 
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL GetEventStatus(VkDevice device, VkEvent event) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     if (d->lost) {
         wait_drained(*d);
         return VK_ERROR_DEVICE_LOST;
@@ -808,7 +746,7 @@ VKAPI_ATTR VkResult VKAPI_CALL GetEventStatus(VkDevice device, VkEvent event) {
 // A creation that fails creates nothing: its handle is null.
 template <typename Handle, typename Call>
 VkResult create(VkDevice device, Fn fn, Handle* out, Call&& call) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     if (VkResult r = decide(*d, fn); r != VK_SUCCESS) {
         *out = VK_NULL_HANDLE;
         return r;
@@ -824,7 +762,7 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAll
 
 VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo* info,
                                                       VkCommandBuffer* cbs) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     if (VkResult r = decide(*d, Fn::AllocateCommandBuffers); r != VK_SUCCESS) {
         for (uint32_t i = 0; i < info->commandBufferCount; ++i) cbs[i] = VK_NULL_HANDLE;  // as the spec requires
         return r;
@@ -851,13 +789,13 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device, const VkComman
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer cb, const VkCommandBufferBeginInfo* info) {
-    DeviceState* d = device_state(key_of(cb));
+    DeviceState* d = g_layer.device(key_of(cb));
     if (VkResult r = decide(*d, Fn::BeginCommandBuffer); r != VK_SUCCESS) return r;
     return d->dispatch.BeginCommandBuffer(cb, info);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb) {
-    DeviceState* d = device_state(key_of(cb));
+    DeviceState* d = g_layer.device(key_of(cb));
     if (VkResult r = decide(*d, Fn::EndCommandBuffer); r != VK_SUCCESS) {
         // The driver's recording ends anyway (the command buffer becomes invalid, not stuck in
         // the recording state), as a failed vkEndCommandBuffer leaves it.
@@ -908,41 +846,13 @@ const Hook kDeviceHooks[] = {
 
 // Internal functions for the loader (test_layer.h: negotiate).
 PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* pName) {
-    if (std::strcmp(pName, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(GetDeviceProcAddr);
-    DeviceState* d = device ? device_state(key_of(device)) : nullptr;
-    if (!d) return nullptr;
-    PFN_vkVoidFunction next = d->next_gdpa(device, pName);
-    PFN_vkVoidFunction hook = find_hook(kDeviceHooks, pName);
-    return hook_or_next(hook, next);
+    return g_layer.device_proc(device, pName, kDeviceHooks, GetDeviceProcAddr);
 }
 
 PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* pName) {
-    if (std::strcmp(pName, "vkGetInstanceProcAddr") == 0)
-        return reinterpret_cast<PFN_vkVoidFunction>(GetInstanceProcAddr);
-    if (std::strcmp(pName, "vkCreateInstance") == 0) return find_hook(kInstanceHooks, pName);
-    if (std::strcmp(pName, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(GetDeviceProcAddr);
-    InstanceState* s = instance ? instance_state(key_of(instance)) : nullptr;
-    if (!s) return nullptr;
-    PFN_vkVoidFunction next = s->next_gipa(instance, pName);
-    PFN_vkVoidFunction hook = find_hook(kInstanceHooks, pName);
-    if (!hook) hook = find_hook(kDeviceHooks, pName);
-    return hook_or_next(hook, next);
+    return g_layer.instance_proc(instance, pName, kInstanceHooks, kDeviceHooks, GetInstanceProcAddr, GetDeviceProcAddr);
 }
 
 }  // namespace
 
-extern "C" {
-
-VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device, const char* pName) {
-    return GetDeviceProcAddr(device, pName);
-}
-
-VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance, const char* pName) {
-    return GetInstanceProcAddr(instance, pName);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* pVersionStruct) {
-    return negotiate(pVersionStruct, GetInstanceProcAddr, GetDeviceProcAddr);
-}
-
-}  // extern "C"
+SLIPSTREAM_TEST_LAYER_ENTRY_POINTS(GetInstanceProcAddr, GetDeviceProcAddr)

@@ -26,7 +26,6 @@
 // Not translated (pass through; their memory-type or heap indices would be the real ones):
 // vkGetDeviceGroupPeerMemoryFeatures, vkGetMemoryFdPropertiesKHR,
 // vkGetMemoryHostPointerPropertiesEXT and other import paths.
-#include <vulkan/vk_dispatch_table_helper.h>
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -241,25 +240,17 @@ Resource image_resource(VkImageTiling tiling, VkImageUsageFlags usage) {
 
 // ---- state --------------------------------------------------------------------------------
 
-struct InstanceState {
-    VkInstance instance = VK_NULL_HANDLE;
-    VkLayerInstanceDispatchTable dispatch{};
-    PFN_vkGetInstanceProcAddr next_gipa = nullptr;
-};
-
 struct Allocation {
     uint32_t type;
     uint32_t heap;
     VkDeviceSize size;
 };
 
-struct DeviceState {
+struct DeviceState : DeviceBase {
     VkDevice device = VK_NULL_HANDLE;
     VkPhysicalDevice physical_device = VK_NULL_HANDLE;
-    VkLayerDispatchTable dispatch{};
-    PFN_vkGetDeviceProcAddr next_gdpa = nullptr;
     Presented presented;
-    // Guarded by g_mutex:
+    // Guarded by g_layer.mutex:
     VkDeviceSize live_by_heap[VK_MAX_MEMORY_HEAPS]{};
     std::unordered_map<VkDeviceMemory, Allocation> allocations;
     std::unordered_map<VkImage, Resource> images;
@@ -272,24 +263,11 @@ struct Counters {
     uint32_t heap_count = 0;
 };
 
-// A test layer: one mutex for everything; no path here is hot.
-std::mutex g_mutex;
+// A test layer: one mutex for everything (g_layer.mutex); no path here is hot.
 Config g_config;
 Counters g_counters;
-std::unordered_map<void*, std::unique_ptr<InstanceState>> g_instances;
-std::unordered_map<void*, std::unique_ptr<DeviceState>> g_devices;
+LayerState<DeviceState> g_layer;
 
-InstanceState* instance_state(void* key) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_instances.find(key);
-    return it == g_instances.end() ? nullptr : it->second.get();
-}
-
-DeviceState* device_state(void* key) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_devices.find(key);
-    return it == g_devices.end() ? nullptr : it->second.get();
-}
 
 // present_type_bits for a device, saying once per kind of resource when no presented type is
 // left: the real types behind this layout do not allow that resource on this device (a layout
@@ -322,7 +300,7 @@ void append_object(std::string& out, const char* name, const std::map<uint32_t, 
     out += last ? "}\n" : "},\n";
 }
 
-// Caller holds g_mutex.
+// Caller holds g_layer.mutex.
 void write_report_locked() {
     if (g_config.report_path.empty()) return;
     uint32_t types = g_counters.type_count, heaps = g_counters.heap_count;
@@ -345,43 +323,21 @@ void write_report_locked() {
 VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* pCreateInfo,
                                               const VkAllocationCallbacks* pAllocator,
                                               VkInstance* pInstance) {
-    auto* link = chain_link<VkLayerInstanceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
-    if (!link) return VK_ERROR_INITIALIZATION_FAILED;
-    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-    link->u.pLayerInfo = link->u.pLayerInfo->pNext;  // the next layer finds its own link
-
-    auto create = reinterpret_cast<PFN_vkCreateInstance>(next_gipa(VK_NULL_HANDLE, "vkCreateInstance"));
-    if (!create) return VK_ERROR_INITIALIZATION_FAILED;
     {
-        std::lock_guard<std::mutex> lock(g_mutex);
-        if (g_instances.empty()) {
+        std::lock_guard<std::mutex> lock(g_layer.mutex);
+        if (g_layer.instances.empty()) {
             g_config = read_config();
             g_counters = Counters{};
         }
     }
-    VkResult result = create(pCreateInfo, pAllocator, pInstance);
-    if (result != VK_SUCCESS) return result;
-
-    auto state = std::make_unique<InstanceState>();
-    state->instance = *pInstance;
-    state->next_gipa = next_gipa;
-    layer_init_instance_dispatch_table(*pInstance, &state->dispatch, next_gipa);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_instances[key_of(*pInstance)] = std::move(state);
-    return VK_SUCCESS;
+    return g_layer.create_instance(pCreateInfo, pAllocator, pInstance);
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyInstance(VkInstance instance, const VkAllocationCallbacks* pAllocator) {
-    if (!instance) return;
-    void* key = key_of(instance);  // the handle is gone once the call below returns
-    InstanceState* state = instance_state(key);
-    if (!state) return;
-    state->dispatch.DestroyInstance(instance, pAllocator);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_instances.erase(key);
+    g_layer.destroy_instance(instance, pAllocator);
 }
 
-// Caller holds g_mutex. Budgets of the presented heaps: usage is what this layer counts for the
+// Caller holds g_layer.mutex. Budgets of the presented heaps: usage is what this layer counts for the
 // devices of `physical_device`, budget the heap limit or else the heap size.
 void patch_budget_locked(VkPhysicalDevice physical_device, const VkPhysicalDeviceMemoryProperties& props,
                          VkPhysicalDeviceMemoryBudgetPropertiesEXT* budget) {
@@ -394,7 +350,7 @@ void patch_budget_locked(VkPhysicalDevice physical_device, const VkPhysicalDevic
         budget->heapBudget[h] = limit == g_config.heap_limits.end()
                                     ? props.memoryHeaps[h].size
                                     : std::min(limit->second, props.memoryHeaps[h].size);
-        for (const auto& entry : g_devices)
+        for (const auto& entry : g_layer.devices)
             if (entry.second->physical_device == physical_device)
                 budget->heapUsage[h] += entry.second->live_by_heap[h];
     }
@@ -402,7 +358,7 @@ void patch_budget_locked(VkPhysicalDevice physical_device, const VkPhysicalDevic
 
 void present_properties2(VkPhysicalDevice physical_device, VkPhysicalDeviceMemoryProperties2* out,
                          const VkPhysicalDeviceMemoryProperties& real) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_layer.mutex);
     const Presented p = present(g_config, real);
     if (!p.fake) return;
     out->memoryProperties = p.props;
@@ -414,16 +370,16 @@ void present_properties2(VkPhysicalDevice physical_device, VkPhysicalDeviceMemor
 
 VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceMemoryProperties(VkPhysicalDevice physicalDevice,
                                                              VkPhysicalDeviceMemoryProperties* pProps) {
-    InstanceState* state = instance_state(key_of(physicalDevice));
+    InstanceState* state = g_layer.instance(key_of(physicalDevice));
     if (!state) return;
     state->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, pProps);
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_layer.mutex);
     *pProps = present(g_config, *pProps).props;
 }
 
 VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceMemoryProperties2(VkPhysicalDevice physicalDevice,
                                                               VkPhysicalDeviceMemoryProperties2* pProps) {
-    InstanceState* state = instance_state(key_of(physicalDevice));
+    InstanceState* state = g_layer.instance(key_of(physicalDevice));
     if (!state) return;
     state->dispatch.GetPhysicalDeviceMemoryProperties2(physicalDevice, pProps);
     present_properties2(physicalDevice, pProps, pProps->memoryProperties);
@@ -431,7 +387,7 @@ VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceMemoryProperties2(VkPhysicalDevice p
 
 VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceMemoryProperties2KHR(VkPhysicalDevice physicalDevice,
                                                                  VkPhysicalDeviceMemoryProperties2* pProps) {
-    InstanceState* state = instance_state(key_of(physicalDevice));
+    InstanceState* state = g_layer.instance(key_of(physicalDevice));
     if (!state) return;
     state->dispatch.GetPhysicalDeviceMemoryProperties2KHR(physicalDevice, pProps);
     present_properties2(physicalDevice, pProps, pProps->memoryProperties);
@@ -442,11 +398,11 @@ VKAPI_ATTR void VKAPI_CALL GetPhysicalDeviceMemoryProperties2KHR(VkPhysicalDevic
 VKAPI_ATTR VkResult VKAPI_CALL EnumerateDeviceExtensionProperties(VkPhysicalDevice physicalDevice,
                                                                   const char* pLayerName, uint32_t* pCount,
                                                                   VkExtensionProperties* pProps) {
-    InstanceState* state = instance_state(key_of(physicalDevice));
+    InstanceState* state = g_layer.instance(key_of(physicalDevice));
     if (!state) return VK_ERROR_INITIALIZATION_FAILED;
     bool add = false;
     {
-        std::lock_guard<std::mutex> lock(g_mutex);
+        std::lock_guard<std::mutex> lock(g_layer.mutex);
         add = g_config.budget_extension && !pLayerName;
     }
     if (!add) return state->dispatch.EnumerateDeviceExtensionProperties(physicalDevice, pLayerName, pCount, pProps);
@@ -481,53 +437,33 @@ VKAPI_ATTR VkResult VKAPI_CALL EnumerateDeviceExtensionProperties(VkPhysicalDevi
 VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice,
                                             const VkDeviceCreateInfo* pCreateInfo,
                                             const VkAllocationCallbacks* pAllocator, VkDevice* pDevice) {
-    InstanceState* instance = instance_state(key_of(physicalDevice));
-    auto* link = chain_link<VkLayerDeviceCreateInfo>(pCreateInfo->pNext, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
-    if (!instance || !link) return VK_ERROR_INITIALIZATION_FAILED;
-    PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
-    PFN_vkGetDeviceProcAddr next_gdpa = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
-    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
-
-    auto create = reinterpret_cast<PFN_vkCreateDevice>(next_gipa(instance->instance, "vkCreateDevice"));
-    if (!create) return VK_ERROR_INITIALIZATION_FAILED;
-    VkResult result = create(physicalDevice, pCreateInfo, pAllocator, pDevice);
-    if (result != VK_SUCCESS) return result;
-
-    auto state = std::make_unique<DeviceState>();
-    state->device = *pDevice;
-    state->physical_device = physicalDevice;
-    state->next_gdpa = next_gdpa;
-    layer_init_device_dispatch_table(*pDevice, &state->dispatch, next_gdpa);
+    InstanceState* instance = g_layer.instance(key_of(physicalDevice));
+    if (!instance) return VK_ERROR_INITIALIZATION_FAILED;
     VkPhysicalDeviceMemoryProperties real{};
     instance->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, &real);
-
-    std::lock_guard<std::mutex> lock(g_mutex);
-    state->presented = present(g_config, real);
-    g_counters.type_count = std::max(g_counters.type_count, state->presented.props.memoryTypeCount);
-    g_counters.heap_count = std::max(g_counters.heap_count, state->presented.props.memoryHeapCount);
-    for (const auto& limit : g_config.heap_limits)
-        if (limit.first >= state->presented.props.memoryHeapCount)
-            message("SLIPSTREAM_TEST_HEAP_LIMIT names heap %u, which this layout does not have",
-                    limit.first);
-    g_devices[key_of(*pDevice)] = std::move(state);
-    return VK_SUCCESS;
+    auto init = [&](DeviceState& state, VkDevice device) {  // with g_layer.mutex held
+        state.device = device;
+        state.physical_device = physicalDevice;
+        state.presented = present(g_config, real);
+        g_counters.type_count = std::max(g_counters.type_count, state.presented.props.memoryTypeCount);
+        g_counters.heap_count = std::max(g_counters.heap_count, state.presented.props.memoryHeapCount);
+        for (const auto& limit : g_config.heap_limits)
+            if (limit.first >= state.presented.props.memoryHeapCount)
+                message("SLIPSTREAM_TEST_HEAP_LIMIT names heap %u, which this layout does not have",
+                        limit.first);
+    };
+    return g_layer.create_device(physicalDevice, pCreateInfo, pAllocator, pDevice, std::make_unique<DeviceState>(),
+                                 init);
 }
 
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* pAllocator) {
-    if (!device) return;
-    void* key = key_of(device);  // the handle is gone once the call below returns
-    DeviceState* state = device_state(key);
-    if (!state) return;
-    state->dispatch.DestroyDevice(device, pAllocator);
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_devices.erase(key);
-    write_report_locked();
+    g_layer.destroy_device(device, pAllocator, [](DeviceState&) { write_report_locked(); });
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAllocateInfo* pAllocateInfo,
                                               const VkAllocationCallbacks* pAllocator,
                                               VkDeviceMemory* pMemory) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     const Presented& p = d->presented;
     const uint32_t type = pAllocateInfo->memoryTypeIndex;
     if (type >= p.props.memoryTypeCount) {
@@ -539,7 +475,7 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAll
     const VkDeviceSize size = pAllocateInfo->allocationSize;
     {
         // Decide and reserve under the lock, so that concurrent allocations respect the limit.
-        std::lock_guard<std::mutex> lock(g_mutex);
+        std::lock_guard<std::mutex> lock(g_layer.mutex);
         auto limit = g_config.heap_limits.find(heap);
         if (g_config.fail_types.count(type) ||
             (limit != g_config.heap_limits.end() && d->live_by_heap[heap] + size > limit->second)) {
@@ -552,7 +488,7 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAll
     info.memoryTypeIndex = p.real_type[type];
     const VkResult result = d->dispatch.AllocateMemory(device, &info, pAllocator, pMemory);
 
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_layer.mutex);
     if (result != VK_SUCCESS) {
         d->live_by_heap[heap] -= size;
         ++g_counters.failed[type];
@@ -568,10 +504,10 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateMemory(VkDevice device, const VkMemoryAll
 
 VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice device, VkDeviceMemory memory,
                                       const VkAllocationCallbacks* pAllocator) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     if (memory != VK_NULL_HANDLE) {
         // Forget it before the driver can hand the same handle to another allocation.
-        std::lock_guard<std::mutex> lock(g_mutex);
+        std::lock_guard<std::mutex> lock(g_layer.mutex);
         auto it = d->allocations.find(memory);
         if (it != d->allocations.end()) {
             d->live_by_heap[it->second.heap] -= it->second.size;
@@ -583,10 +519,10 @@ VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice device, VkDeviceMemory memory,
 
 VKAPI_ATTR VkResult VKAPI_CALL CreateImage(VkDevice device, const VkImageCreateInfo* pCreateInfo,
                                            const VkAllocationCallbacks* pAllocator, VkImage* pImage) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     const VkResult result = d->dispatch.CreateImage(device, pCreateInfo, pAllocator, pImage);
     if (result == VK_SUCCESS) {
-        std::lock_guard<std::mutex> lock(g_mutex);
+        std::lock_guard<std::mutex> lock(g_layer.mutex);
         d->images[*pImage] = image_resource(pCreateInfo->tiling, pCreateInfo->usage);
     }
     return result;
@@ -594,23 +530,23 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateImage(VkDevice device, const VkImageCreateI
 
 VKAPI_ATTR void VKAPI_CALL DestroyImage(VkDevice device, VkImage image,
                                         const VkAllocationCallbacks* pAllocator) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     if (image != VK_NULL_HANDLE) {
-        std::lock_guard<std::mutex> lock(g_mutex);
+        std::lock_guard<std::mutex> lock(g_layer.mutex);
         d->images.erase(image);
     }
     d->dispatch.DestroyImage(device, image, pAllocator);
 }
 
 Resource resource_of(DeviceState* d, VkImage image) {
-    std::lock_guard<std::mutex> lock(g_mutex);
+    std::lock_guard<std::mutex> lock(g_layer.mutex);
     auto it = d->images.find(image);
     return it == d->images.end() ? Resource::kOptimalImage : it->second;
 }
 
 VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements(VkDevice device, VkBuffer buffer,
                                                        VkMemoryRequirements* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetBufferMemoryRequirements(device, buffer, pReq);
     pReq->memoryTypeBits = translate_bits(d, pReq->memoryTypeBits, Resource::kBuffer);
 }
@@ -618,7 +554,7 @@ VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements(VkDevice device, VkBuffer
 VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements2(VkDevice device,
                                                         const VkBufferMemoryRequirementsInfo2* pInfo,
                                                         VkMemoryRequirements2* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetBufferMemoryRequirements2(device, pInfo, pReq);
     auto& bits = pReq->memoryRequirements.memoryTypeBits;
     bits = translate_bits(d, bits, Resource::kBuffer);
@@ -627,7 +563,7 @@ VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements2(VkDevice device,
 VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements2KHR(VkDevice device,
                                                            const VkBufferMemoryRequirementsInfo2* pInfo,
                                                            VkMemoryRequirements2* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetBufferMemoryRequirements2KHR(device, pInfo, pReq);
     auto& bits = pReq->memoryRequirements.memoryTypeBits;
     bits = translate_bits(d, bits, Resource::kBuffer);
@@ -635,7 +571,7 @@ VKAPI_ATTR void VKAPI_CALL GetBufferMemoryRequirements2KHR(VkDevice device,
 
 VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements(VkDevice device, VkImage image,
                                                       VkMemoryRequirements* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetImageMemoryRequirements(device, image, pReq);
     pReq->memoryTypeBits = translate_bits(d, pReq->memoryTypeBits, resource_of(d, image));
 }
@@ -643,7 +579,7 @@ VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements(VkDevice device, VkImage i
 VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements2(VkDevice device,
                                                        const VkImageMemoryRequirementsInfo2* pInfo,
                                                        VkMemoryRequirements2* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetImageMemoryRequirements2(device, pInfo, pReq);
     auto& bits = pReq->memoryRequirements.memoryTypeBits;
     bits = translate_bits(d, bits, resource_of(d, pInfo->image));
@@ -652,7 +588,7 @@ VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements2(VkDevice device,
 VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements2KHR(VkDevice device,
                                                           const VkImageMemoryRequirementsInfo2* pInfo,
                                                           VkMemoryRequirements2* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetImageMemoryRequirements2KHR(device, pInfo, pReq);
     auto& bits = pReq->memoryRequirements.memoryTypeBits;
     bits = translate_bits(d, bits, resource_of(d, pInfo->image));
@@ -661,7 +597,7 @@ VKAPI_ATTR void VKAPI_CALL GetImageMemoryRequirements2KHR(VkDevice device,
 VKAPI_ATTR void VKAPI_CALL GetDeviceBufferMemoryRequirements(VkDevice device,
                                                              const VkDeviceBufferMemoryRequirements* pInfo,
                                                              VkMemoryRequirements2* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetDeviceBufferMemoryRequirements(device, pInfo, pReq);
     auto& bits = pReq->memoryRequirements.memoryTypeBits;
     bits = translate_bits(d, bits, Resource::kBuffer);
@@ -669,7 +605,7 @@ VKAPI_ATTR void VKAPI_CALL GetDeviceBufferMemoryRequirements(VkDevice device,
 
 VKAPI_ATTR void VKAPI_CALL GetDeviceBufferMemoryRequirementsKHR(
     VkDevice device, const VkDeviceBufferMemoryRequirements* pInfo, VkMemoryRequirements2* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetDeviceBufferMemoryRequirementsKHR(device, pInfo, pReq);
     auto& bits = pReq->memoryRequirements.memoryTypeBits;
     bits = translate_bits(d, bits, Resource::kBuffer);
@@ -678,7 +614,7 @@ VKAPI_ATTR void VKAPI_CALL GetDeviceBufferMemoryRequirementsKHR(
 VKAPI_ATTR void VKAPI_CALL GetDeviceImageMemoryRequirements(VkDevice device,
                                                             const VkDeviceImageMemoryRequirements* pInfo,
                                                             VkMemoryRequirements2* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetDeviceImageMemoryRequirements(device, pInfo, pReq);
     auto& bits = pReq->memoryRequirements.memoryTypeBits;
     bits = translate_bits(d, bits,
@@ -687,7 +623,7 @@ VKAPI_ATTR void VKAPI_CALL GetDeviceImageMemoryRequirements(VkDevice device,
 
 VKAPI_ATTR void VKAPI_CALL GetDeviceImageMemoryRequirementsKHR(
     VkDevice device, const VkDeviceImageMemoryRequirements* pInfo, VkMemoryRequirements2* pReq) {
-    DeviceState* d = device_state(key_of(device));
+    DeviceState* d = g_layer.device(key_of(device));
     d->dispatch.GetDeviceImageMemoryRequirementsKHR(device, pInfo, pReq);
     auto& bits = pReq->memoryRequirements.memoryTypeBits;
     bits = translate_bits(d, bits,
@@ -730,45 +666,13 @@ const Hook kDeviceHooks[] = {
 
 // Internal functions for the loader (test_layer.h: negotiate).
 PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* pName) {
-    if (std::strcmp(pName, "vkGetDeviceProcAddr") == 0)
-        return reinterpret_cast<PFN_vkVoidFunction>(GetDeviceProcAddr);
-    DeviceState* d = device ? device_state(key_of(device)) : nullptr;
-    if (!d) return nullptr;
-    PFN_vkVoidFunction next = d->next_gdpa(device, pName);
-    PFN_vkVoidFunction hook = find_hook(kDeviceHooks, pName);
-    return hook_or_next(hook, next);
+    return g_layer.device_proc(device, pName, kDeviceHooks, GetDeviceProcAddr);
 }
 
 PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* pName) {
-    if (std::strcmp(pName, "vkGetInstanceProcAddr") == 0)
-        return reinterpret_cast<PFN_vkVoidFunction>(GetInstanceProcAddr);
-    if (std::strcmp(pName, "vkCreateInstance") == 0)
-        return find_hook(kInstanceHooks, pName);
-    if (std::strcmp(pName, "vkGetDeviceProcAddr") == 0)
-        return reinterpret_cast<PFN_vkVoidFunction>(GetDeviceProcAddr);
-    InstanceState* s = instance ? instance_state(key_of(instance)) : nullptr;
-    if (!s) return nullptr;
-    PFN_vkVoidFunction next = s->next_gipa(instance, pName);
-    PFN_vkVoidFunction hook = find_hook(kInstanceHooks, pName);
-    if (!hook) hook = find_hook(kDeviceHooks, pName);
-    return hook_or_next(hook, next);
+    return g_layer.instance_proc(instance, pName, kInstanceHooks, kDeviceHooks, GetInstanceProcAddr, GetDeviceProcAddr);
 }
 
 }  // namespace
 
-extern "C" {
-
-VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device, const char* pName) {
-    return GetDeviceProcAddr(device, pName);
-}
-
-VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance, const char* pName) {
-    return GetInstanceProcAddr(instance, pName);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL
-vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* pVersionStruct) {
-    return negotiate(pVersionStruct, GetInstanceProcAddr, GetDeviceProcAddr);
-}
-
-}  // extern "C"
+SLIPSTREAM_TEST_LAYER_ENTRY_POINTS(GetInstanceProcAddr, GetDeviceProcAddr)
