@@ -14,6 +14,8 @@ Modes:
 The manifests are those of a build tree (its share/ folder), or of an installation: pass its
 data folder (PREFIX/share) as `share` (the installed `slipstream` command does).
 """
+import glob
+import json
 import os
 
 MODES = ("off", "on", "validation", "implicit")
@@ -70,7 +72,9 @@ def layer_env(mode, build_dir, base=None, extra_layers_below=(), share=None):
         if below:
             env["VK_INSTANCE_LAYERS"] = ":".join(below)
         return env
-    # The first layer named is the one closest to the application.
+    # Named in stack order, closest to the application first. Debian's loader 1.3.239 stacks in
+    # manifest discovery order instead: Slipstream's folder leads VK_ADD_LAYER_PATH, and the
+    # system folders (the validation layer's) come after it (add_bottom_layer).
     layers = [LAYER]
     if mode == "validation":
         layers.append(VALIDATION)
@@ -78,3 +82,39 @@ def layer_env(mode, build_dir, base=None, extra_layers_below=(), share=None):
     layers += below
     env["VK_INSTANCE_LAYERS"] = ":".join(layers)
     return env
+
+
+def manifest_dir_of(layer, env):
+    """The folder holding the explicit manifest of `layer`, searched where the loader looks
+    (VK_LAYER_PATH, VK_ADD_LAYER_PATH, then XDG_DATA_DIRS' and /etc's vulkan/explicit_layer.d),
+    or None."""
+    dirs = []
+    for var in ("VK_LAYER_PATH", "VK_ADD_LAYER_PATH"):
+        dirs += [d for d in (env.get(var) or "").split(":") if d]
+    xdg = env.get("XDG_DATA_DIRS") or "/usr/local/share:/usr/share"
+    dirs += [os.path.join(d, "vulkan", "explicit_layer.d") for d in xdg.split(":") if d]
+    dirs += ["/etc/vulkan/explicit_layer.d"]
+    for d in dirs:
+        for path in sorted(glob.glob(os.path.join(d, "*.json"))):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    if json.load(f).get("layer", {}).get("name") == layer:
+                        return d
+            except (OSError, ValueError, AttributeError):
+                continue
+    return None
+
+
+def add_bottom_layer(env, layer, folder):
+    """Stacks `layer` (its manifest in `folder`) under every layer `env` already names, in place.
+    The loader stacks in manifest discovery order (see layer_env), so every folder of a layer
+    above, the validation layer's system folder too, goes on VK_ADD_LAYER_PATH before `folder`
+    (found again later, a manifest is not stacked twice)."""
+    above = [n for n in (env.get("VK_INSTANCE_LAYERS") or "").split(":") if n]
+    path = [d for d in (env.get("VK_ADD_LAYER_PATH") or "").split(":") if d]
+    for name in above:
+        d = manifest_dir_of(name, env)
+        if d and d not in path:
+            path.append(d)
+    env["VK_ADD_LAYER_PATH"] = ":".join(path + [folder])
+    env["VK_INSTANCE_LAYERS"] = ":".join(above + [layer])

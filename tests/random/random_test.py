@@ -4,7 +4,8 @@ and under it in several configurations, and fails on any difference.
 
     random_test.py --build-dir B [--seeds LIST | --count N --start S] [--ops K] [--long]
                    [--jobs J] [--shrink] [--timeout S] [--configs NAMES] [--expect-fused N]
-                   [--expect-released N] [--env VAR=VALUE ...] [--share-queues] [--repeat-resubmits]
+                   [--expect-released N] [--env VAR=VALUE ...] [--share-queues] [--extra-queues]
+                   [--repeat-resubmits]
 
 For each seed, random_program (tests/random) builds a valid Vulkan program of compute and
 transfer work and prints `checksum: <16 hex>` over everything the host read. A seed passes when
@@ -71,6 +72,7 @@ CONFIGS = [
     # invalid (a bug of the tester's hazard model), not the layer's.
     ("validation_alone", "off+validation", {}),
 ]
+EXTRA_QUEUES_LAYER = "VK_LAYER_SLIPSTREAM_test_extra_queues"
 FUSING = ("defaults", "lazy_on", "lazy_off", "defer_0", "no_elide", "arm")
 # The fixed seeds ctest runs (tests/random/CMakeLists.txt passes them). Known failures are
 # listed in docs/random-tester.md, never here.
@@ -102,6 +104,11 @@ def run_once(args, seed, config, ops=None, drop=None):
             k, _, v = item.partition("=")
             env[k] = v
     env.pop(STATS_VAR, None)
+    if args.extra_queues:
+        # Distinct queues on a driver with fewer (tests/layers/extra_queues), under every layer.
+        test_layers = os.path.join(os.path.abspath(args.build_dir), "test_layers")
+        slipstream_env.add_bottom_layer(env, EXTRA_QUEUES_LAYER, test_layers)
+        env["SLIPSTREAM_TEST_QUEUES"] = str(args.queues)
     argv = [args.program, "--seed", str(seed), "--ops", str(ops if ops is not None else args.ops),
             "--queues", str(args.queues)] + (["--share-queues"] if args.share_queues else []) + \
         (["--repeat-resubmits"] if args.repeat_resubmits else [])
@@ -165,6 +172,7 @@ def command_line(args, seed, config, ops, drop):
     line = f"{args.program} --seed {seed} --ops {ops} --queues {args.queues}"
     if args.share_queues:
         line += " --share-queues"
+
     if args.repeat_resubmits:
         line += " --repeat-resubmits"
     if drop:
@@ -174,8 +182,13 @@ def command_line(args, seed, config, ops, drop):
            "off+validation": (f"DISABLE_SLIPSTREAM=1 VK_INSTANCE_LAYERS={slipstream_env.VALIDATION} "
                               f"VK_LAYER_ENABLES={slipstream_env.validation_enables()}")}[mode]
     if mode in ("off", "off+validation"):
-        return f"{how} {line}"
-    return f"{env + ' ' if env else ''}{how} {line}"
+        full = f"{how} {line}"
+    else:
+        full = f"{env + ' ' if env else ''}{how} {line}"
+    if args.extra_queues:
+        full += (f"  (over {EXTRA_QUEUES_LAYER}, SLIPSTREAM_TEST_QUEUES={args.queues}: the folder of every layer "
+                 "above before BUILD/test_layers on VK_ADD_LAYER_PATH, the layer last on VK_INSTANCE_LAYERS)")
+    return full
 
 
 def shrink(args, seed, config):
@@ -223,6 +236,10 @@ def main(argv):
                    help="resubmit actions repeat 1-5 times with a wait each (random_program --repeat-resubmits)")
     p.add_argument("--share-queues", action="store_true",
                    help="queues the device lacks share its last one (random_program --share-queues)")
+    p.add_argument("--extra-queues", action="store_true",
+                   help="every configuration over the test layer that presents --queues distinct queues per "
+                        "family on a driver with fewer (lavapipe): the layers above see two queues, the work "
+                        "runs on the driver's one in submission order")
     p.add_argument("--long", action="store_true", help="2000 seeds of 120 actions")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--shrink", action="store_true")

@@ -221,3 +221,26 @@ TEST(SemaphoreCarry, BatchSubmissionWaitsFirst) {
     EXPECT_EQ(alone.infos()[0].waitSemaphoreCount, 1u);
     EXPECT_EQ(alone.infos()[0].commandBufferCount, 0u);
 }
+
+// Waits already reached come after the carried ones, in the same first batch: the driver (and
+// a validation layer between) sees every wait the application made.
+TEST(SemaphoreCarry, BatchSubmissionNamesReachedWaitsAfterCarriedOnes) {
+    VkCommandBuffer cb = reinterpret_cast<VkCommandBuffer>(uintptr_t(0x100));
+    const TimelineSignal queue_timeline(sem(9), 78);
+    const BatchSubmission b(1, &cb, &queue_timeline, {}, {{sem(2), 6}}, {{sem(3), 4, false, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT}});
+    ASSERT_EQ(b.count(), 1u);
+    const VkSubmitInfo& first = b.infos()[0];
+    ASSERT_EQ(first.waitSemaphoreCount, 2u);
+    EXPECT_EQ(first.pWaitSemaphores[0], sem(2));
+    EXPECT_EQ(first.pWaitSemaphores[1], sem(3));
+    EXPECT_EQ(first.pWaitDstStageMask[1], VkPipelineStageFlags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT));
+    const auto* values = static_cast<const VkTimelineSemaphoreSubmitInfo*>(first.pNext);
+    ASSERT_NE(values, nullptr);
+    ASSERT_EQ(values->waitSemaphoreValueCount, 2u);
+    EXPECT_EQ(values->pWaitSemaphoreValues[1], 4u);
+    ASSERT_EQ(first.signalSemaphoreCount, 1u);
+    EXPECT_EQ(values->pSignalSemaphoreValues[0], 78u);
+    // Reached waits alone: named all the same.
+    const BatchSubmission only(1, &cb, nullptr, {}, {}, {{sem(3), 4}});
+    EXPECT_EQ(only.infos()[0].waitSemaphoreCount, 1u);
+}

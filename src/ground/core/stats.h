@@ -61,6 +61,7 @@ namespace slipstream {
     X(PassedNotCaptured, "passed_not_captured") /* submitted as they are: no complete capture */ \
     X(SemaphoreSubmitsFused, "semaphore_submits_fused") /* submissions with semaphore waits or signals fused */ \
     X(SemaphoreWaitsCarried, "semaphore_waits_carried") /* waits not yet met that a fused batch waits for */ \
+    X(SemaphoreWaitsReached, "semaphore_waits_reached") /* waits already met that a fused batch names all the same */ \
     X(BinarySemaphoresPaired, "binary_semaphores_paired") /* binary signal + wait pairs inside one batch, both dropped */ \
     X(SemaphoreSplits, "semaphore_splits") /* open batches submitted early: a carried wait or its signal came next */ \
     X(PassedSemaphores, "passed_semaphores")    /* ... the submit waits on or signals semaphores */ \

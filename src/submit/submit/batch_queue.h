@@ -32,6 +32,12 @@ struct HeldBatch {
     std::vector<SemaphoreValue> signals;
     // Waits its first submission carried (semaphore_carry.h): the batch's submission waits.
     std::vector<SemaphoreValue> waits;
+    // Timeline waits whose values were reached when their submissions joined: met already, so
+    // they neither split the batch nor hold it, but its submission names them. A layer below
+    // that pairs each wait with a signal (the validation layer pairs a wait with the oldest
+    // signal no wait has taken yet) would otherwise pair a later wait of the same semaphore
+    // with the signal this one took, and lose track of what the later one waits for.
+    std::vector<SemaphoreValue> reached_waits;
     // It holds semaphore operations an observer elsewhere must see submitted first.
     bool holds_semaphores() const { return !signals.empty() || !waits.empty(); }
     uint32_t ops = 0, records = 0, lazy = 0;
@@ -70,6 +76,10 @@ public:
     void add_signals(const std::vector<SemaphoreValue>& signals);
     // The waits of the submission that opened the batch: the batch's submission waits.
     void add_waits(const std::vector<SemaphoreValue>& waits);
+    // Waits already met that the batch's submission names all the same (HeldBatch).
+    void add_reached_waits(const std::vector<SemaphoreValue>& waits) {
+        open_.reached_waits.insert(open_.reached_waits.end(), waits.begin(), waits.end());
+    }
     // Whether the open batch signals binary `semaphore` (a later wait in it may take that).
     bool signals_binary(VkSemaphore semaphore) const;
     // A wait in the open batch took its last signal of binary `semaphore`: neither goes.

@@ -74,9 +74,10 @@ struct Classified {
     uint32_t total = 0;
     // Semaphores the call's submissions signal, carried with its work; waits its first
     // submission carries (the batch it starts waits); binary waits that take a signal of the
-    // open batch (both dropped); and whether any submission waited or signaled
+    // open batch (both dropped); timeline waits on values already reached (named by the batch's
+    // submission, never waited for); and whether any submission waited or signaled
     // (semaphore_carry.h).
-    std::vector<SemaphoreValue> signals, waits, pairs;
+    std::vector<SemaphoreValue> signals, waits, pairs, reached;
     bool semaphores = false;
     bool lazy = false;  // a command buffer only a replay can carry
     const CommandBufferState* inline_states[kInlineStates];
@@ -87,8 +88,9 @@ struct Classified {
 };
 
 // Whether a batch can carry the submission's semaphores (semaphore_carry.h): every one known
-// and not shared. Waits met in queue order (ordered by the fuse barrier) or already reached
-// are dropped; a binary wait takes a binary signal earlier in the call (both dropped) or in the
+// and not shared. Waits met in queue order (ordered by the fuse barrier) are dropped, and so
+// are those already reached, except that the batch's submission still names these (c.reached);
+// a binary wait takes a binary signal earlier in the call (both dropped) or in the
 // open batch (c.pairs); any other wait is carried by the batch the call's first submission
 // starts (c.waits); in a later submission of the call it passes the call through. Signals go
 // into c.signals.
@@ -122,7 +124,10 @@ bool carry_semaphores(const DeviceState& d, const QueueFusion& f, const Info& su
         } else {
             if (ordered && f.signaled_here(w)) continue;
             uint64_t value = 0;
-            if (d.fusion_counter_value(d.device, w.semaphore, &value) == VK_SUCCESS && value >= w.value) continue;
+            if (d.fusion_counter_value(d.device, w.semaphore, &value) == VK_SUCCESS && value >= w.value) {
+                c.reached.push_back(w);
+                continue;
+            }
         }
         if (!first) return false;
         c.waits.push_back(w);
@@ -196,10 +201,12 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, Classified& c, VkFence 
     if (c.semaphores) {
         for (const SemaphoreValue& w : c.pairs) f.pair_binary(w.semaphore);
         f.add_waits(c.waits);
+        f.add_reached_waits(c.reached);
         f.add_signals(c.signals);
         d.fusion->awaited().waited(c.waits);
         d.stats.add(Counter::SemaphoreSubmitsFused);
         d.stats.add(Counter::SemaphoreWaitsCarried, c.waits.size());
+        d.stats.add(Counter::SemaphoreWaitsReached, c.reached.size());
         d.stats.add(Counter::BinarySemaphoresPaired, c.pairs.size());
     }
     d.stats.add(Counter::CommandBuffersFused, c.total);

@@ -172,7 +172,7 @@ VkResult QueueFusion::submit_batch(const HeldBatch& b, VkCommandBuffer cb, Flush
     s.cbs = uint32_t(b.cbs.size());
     s.waited_ns = timeline_.tracer() ? now_ns() - b.opened_ns : 0;
     const TimelineSignal signal(timeline_.timeline(), s.value);
-    const BatchSubmission submit(1, &cb, follow ? nullptr : &signal, b.signals, b.waits);
+    const BatchSubmission submit(1, &cb, follow ? nullptr : &signal, b.signals, b.waits, b.reached_waits);
     const VkResult r = timeline_.submit(s, tracked, d_.dispatch.QueueSubmit, submit.count(), submit.infos());
     if (r != VK_SUCCESS) return r;
     d_.stats.add(Counter::BatchesFlushed);
@@ -202,7 +202,7 @@ VkResult QueueFusion::batch_failed(const HeldBatch& b, VkCommandBuffer cb, VkRes
     if (b.holds_semaphores()) {
         // Its semaphores are signaled all the same, so that no host or queue waits forever,
         // and its binary waits consume their signals as the application asked.
-        const BatchSubmission submit(0, nullptr, nullptr, b.signals, b.waits);
+        const BatchSubmission submit(0, nullptr, nullptr, b.signals, b.waits, b.reached_waits);
         TrackedSubmission tracked(&q_, VK_NULL_HANDLE);
         watch_device_loss(d_, timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, submit.count(),
                                                submit.infos()));
@@ -266,7 +266,7 @@ VkResult QueueFusion::submit_app_command_buffers(const HeldBatch& b) {
     if (leaves && recorder_.owes_trailing_barrier() && d_.settings.narrow_history)
         if (VkResult r = submit_trailing_barrier(); r != VK_SUCCESS) return r;
     // (The application's semaphores the batch carried, waited for before them and signaled after.)
-    const BatchSubmission submit(uint32_t(handles.size()), handles.data(), nullptr, b.signals, b.waits);
+    const BatchSubmission submit(uint32_t(handles.size()), handles.data(), nullptr, b.signals, b.waits, b.reached_waits);
     TrackedSubmission tracked(&q_, b.last_fence());
     const VkResult r = timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, submit.count(), submit.infos());
     d_.stats.add(Counter::BatchFallbacks);

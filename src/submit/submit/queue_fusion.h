@@ -60,6 +60,7 @@ public:
     }
     // The waits of the submission that opened the batch (semaphore_carry.h): the batch waits.
     void add_waits(const std::vector<SemaphoreValue>& waits) { batches_.add_waits(waits); }
+    void add_reached_waits(const std::vector<SemaphoreValue>& waits) { batches_.add_reached_waits(waits); }
     // Binary semaphore pairs inside the open batch (semaphore_carry.h).
     bool signals_binary(VkSemaphore semaphore) const { return batches_.signals_binary(semaphore); }
     void pair_binary(VkSemaphore semaphore) { batches_.pair_binary(semaphore); }

@@ -7,7 +7,8 @@
 //
 // Waits. A wait on a timeline value that earlier work on the same queue signals is already met
 // inside the batch, and one on a value the semaphore has reached is met outright: such waits
-// are dropped. A binary semaphore's wait must consume its signal: where that signal rides in
+// are dropped (the reached ones still named by the batch's submission, HeldBatch::reached_waits,
+// so that a layer below that pairs waits with signals sees them). A binary semaphore's wait must consume its signal: where that signal rides in
 // the open batch (or earlier in the same call), signal and wait are both dropped (the pair
 // leaves the semaphore unsignaled, as it would be after them, and nothing outside the queue can
 // see a binary semaphore in between). Any other wait (a value not yet reached, a binary signal

@@ -94,7 +94,8 @@ inline VkSubmitInfo submit_of(const VkCommandBuffer* cb, const TimelineSignal* s
 }
 
 // The batches of one vkQueueSubmit of our `count` command buffers (0: none) that waits for the
-// semaphores a batch carries (`waits`, in the first batch, with their stages), signals the
+// semaphores a batch carries (`waits`, then `reached`, those met already, in the first batch,
+// with their stages), signals the
 // application's semaphores it carries (`also`, signal_rounds: the first round with the work,
 // each later one in an empty batch after it) and, in the last batch, the queue's timeline
 // (`signal`; null: not), so that the timeline says the application's signals are done too.
@@ -102,7 +103,8 @@ inline VkSubmitInfo submit_of(const VkCommandBuffer* cb, const TimelineSignal* s
 class BatchSubmission {
 public:
     BatchSubmission(uint32_t count, const VkCommandBuffer* cbs, const TimelineSignal* signal,
-                    const std::vector<SemaphoreValue>& also, const std::vector<SemaphoreValue>& waits = {}) {
+                    const std::vector<SemaphoreValue>& also, const std::vector<SemaphoreValue>& waits = {},
+                    const std::vector<SemaphoreValue>& reached = {}) {
         std::vector<std::vector<SemaphoreValue>> rounds = signal_rounds(also);
         if (rounds.empty()) rounds.resize(1);
         const size_t n = rounds.size();
@@ -129,6 +131,7 @@ public:
             infos_[r].pSignalSemaphores = semaphores_[r].data();
         }
         add_waits(waits);
+        add_waits(reached);
     }
     BatchSubmission(const BatchSubmission&) = delete;
     BatchSubmission& operator=(const BatchSubmission&) = delete;
