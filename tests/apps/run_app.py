@@ -39,6 +39,11 @@ With --driver-cost SPEC, every mode (including "off") runs over the driver-cost 
 which makes the driver calls SPEC names cost CPU time (SLIPSTREAM_TEST_DRIVER_COST's format):
 the layer's adaptive decisions then meet a driver as slow as a GPU's on lavapipe.
 
+With --extra-queues N, every mode runs over the extra-queues test layer
+(VK_LAYER_SLIPSTREAM_test_extra_queues, tests/layers, under Slipstream and the validation layer:
+tools/slipstream_env.py add_bottom_layer), which presents N queues per family over the device's
+fewer: programs that use every queue meet distinct queues on lavapipe.
+
 With --skip-if REGEX, a run whose output has a line matching it (the program could not run
 what the test needs on this device, and said so) ends the test: the driver prints
 "SKIPPED: <that line>" (ctest's SKIP_REGULAR_EXPRESSION) and exits 0.
@@ -70,6 +75,8 @@ LAYOUT = []  # --layout NAME
 MEMORY_LAYER = "VK_LAYER_SLIPSTREAM_test_memory_layout"
 DRIVER_COST = []  # --driver-cost SPEC
 DRIVER_COST_LAYER = "VK_LAYER_SLIPSTREAM_test_driver_cost"
+EXTRA_QUEUES = []  # --extra-queues N
+EXTRA_QUEUES_LAYER = "VK_LAYER_SLIPSTREAM_test_extra_queues"
 SKIP_STATS_VAR = "SLIPSTREAM_SUITE_SKIP_STATS_CHECK"
 
 
@@ -101,6 +108,8 @@ def parse_args(argv):
                    help="run over the memory-layout test layer presenting layout NAME")
     p.add_argument("--driver-cost", metavar="SPEC",
                    help="run over the driver-cost test layer with SLIPSTREAM_TEST_DRIVER_COST=SPEC")
+    p.add_argument("--extra-queues", metavar="N", type=int,
+                   help="run over the extra-queues test layer, N queues per family")
     args = p.parse_args(ours)
     args.modes = [m for m in args.modes.split(",") if m]
     # SLIPSTREAM_SUITE_MODES narrows the modes run (the ThreadSanitizer stage leaves out the
@@ -125,6 +134,8 @@ def parse_args(argv):
         LAYOUT.append(args.layout)
     if args.driver_cost:
         DRIVER_COST.append(args.driver_cost)
+    if args.extra_queues:
+        EXTRA_QUEUES.append(args.extra_queues)
     return args
 
 
@@ -161,6 +172,10 @@ def mode_env(mode, build_dir, stats_file):
         env["SLIPSTREAM_TEST_MEMORY_LAYOUT"] = LAYOUT[0]
     if DRIVER_COST:
         env["SLIPSTREAM_TEST_DRIVER_COST"] = DRIVER_COST[0]
+    if EXTRA_QUEUES:
+        test_layers = os.path.join(os.path.abspath(build_dir), "test_layers")
+        slipstream_env.add_bottom_layer(env, EXTRA_QUEUES_LAYER, test_layers)
+        env["SLIPSTREAM_TEST_QUEUES"] = str(EXTRA_QUEUES[0])
     if mode == "validation" and QUEUE_SUBMIT_CHECK not in env.get("VK_LAYER_ENABLES", ""):
         sys.exit("run_app.py: slipstream_env no longer enables cross-submission sync validation")
     for item in ARGS_ENV:
