@@ -30,12 +30,13 @@ buffer, not across submissions, which is where a layer that batches submissions 
 things.
 
 With --layout NAME, every mode (including "off") runs over the memory-layout test layer
-(VK_LAYER_SLIPSTREAM_test_memory_layout, tests/layers, under Slipstream and the validation
-layer), which presents layout NAME (tests/unit/memory_layouts.h) on the real device: memory
+(VK_LAYER_SLIPSTREAM_test_memory_layout, tests/layers, under Slipstream and over the validation
+layer: the loader stacks in manifest discovery order, and the test layers' folder comes after
+Slipstream's and before the system's), which presents layout NAME (tests/unit/memory_layouts.h) on the real device: memory
 policy then meets types lavapipe lacks (device-local-only memory, for one).
 
 With --driver-cost SPEC, every mode (including "off") runs over the driver-cost test layer
-(VK_LAYER_SLIPSTREAM_test_driver_cost, tests/layers, under Slipstream and the validation layer),
+(VK_LAYER_SLIPSTREAM_test_driver_cost, tests/layers, under Slipstream, over the validation layer),
 which makes the driver calls SPEC names cost CPU time (SLIPSTREAM_TEST_DRIVER_COST's format):
 the layer's adaptive decisions then meet a driver as slow as a GPU's on lavapipe.
 
