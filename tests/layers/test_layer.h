@@ -105,7 +105,8 @@ struct LayerState {
     }
 
     // vkCreateInstance down the chain; the new instance is kept.
-    VkResult create_instance(const VkInstanceCreateInfo* info, const VkAllocationCallbacks* allocator, VkInstance* out) {
+    VkResult create_instance(const VkInstanceCreateInfo* info, const VkAllocationCallbacks* allocator,
+                             VkInstance* out) {
         auto* link = chain_link<VkLayerInstanceCreateInfo>(info->pNext, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
         if (!link) return VK_ERROR_INITIALIZATION_FAILED;
         PFN_vkGetInstanceProcAddr next_gipa = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
@@ -176,7 +177,8 @@ struct LayerState {
     // vkGetDeviceProcAddr: the layer's hook where the next layer has the command (`self`: the
     // layer's vkGetDeviceProcAddr).
     template <size_t N>
-    PFN_vkVoidFunction device_proc(VkDevice dev, const char* name, const Hook (&hooks)[N], PFN_vkGetDeviceProcAddr self) {
+    PFN_vkVoidFunction device_proc(VkDevice dev, const char* name, const Hook (&hooks)[N],
+                                   PFN_vkGetDeviceProcAddr self) {
         if (std::strcmp(name, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(self);
         Device* d = dev ? device(key_of(dev)) : nullptr;
         if (!d) return nullptr;

@@ -227,7 +227,8 @@ TEST(SemaphoreCarry, BatchSubmissionWaitsFirst) {
 TEST(SemaphoreCarry, BatchSubmissionNamesReachedWaitsAfterCarriedOnes) {
     VkCommandBuffer cb = reinterpret_cast<VkCommandBuffer>(uintptr_t(0x100));
     const TimelineSignal queue_timeline(sem(9), 78);
-    const BatchSubmission b(1, &cb, &queue_timeline, {}, {{sem(2), 6}}, {{sem(3), 4, false, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT}});
+    const BatchSubmission b(1, &cb, &queue_timeline, {}, {{sem(2), 6}},
+                            {{sem(3), 4, false, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT}});
     ASSERT_EQ(b.count(), 1u);
     const VkSubmitInfo& first = b.infos()[0];
     ASSERT_EQ(first.waitSemaphoreCount, 2u);

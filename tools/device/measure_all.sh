@@ -6,7 +6,10 @@
 #
 #   tools/device/measure_all.sh BUILD OUT [--old OLD_BUILD] [--quick] [--phases a,b,...]
 #
-# BUILD and OLD_BUILD: Release build trees of this repository (cmake -DCMAKE_BUILD_TYPE=Release).
+# BUILD and OLD_BUILD: Release build trees of this repository (cmake -DCMAKE_BUILD_TYPE=Release);
+# OLD_BUILD is the baseline an issue names (issue 23: b106b12, built from `git worktree add`).
+# Build them from scratch before carrying them: an incremental build that crossed many commits
+# once crashed on the device.
 # OUT: a folder; every phase writes its tables and JSON under OUT/<phase>/ and its console output
 # to OUT/<phase>.txt as it goes, so a run stopped by a time limit keeps what finished.
 # Phases (default: all, in this order), each under a time limit that fits one call of the device
@@ -74,7 +77,7 @@ run objects $limit_short env DISABLE_SLIPSTREAM=1 VK_ADD_LAYER_PATH="$PWD/$build
 run overhead $limit_short python3 tools/overhead/overhead_report.py --build-dir "$build" --json "$out/overhead.json"
 # Every configuration but the armed ones (their own phase is the knob matrix's ARM column).
 run random $limit_long python3 tests/random/random_test.py --build-dir "$build" --start 100000 --count $seeds \
-  --ops 120 --jobs $jobs --timeout 60 --share-queues --tolerate-validation-misreads \
+  --ops 120 --jobs $jobs --timeout 60 --share-queues \
   --configs off,defaults,fuse_off,lazy_on,lazy_off,defer_0,no_elide,validation,validation_alone
 run seed80250 $limit_short python3 tests/random/random_test.py --build-dir "$build" --seeds 80250,80250,80250,80250 \
   --ops 120 --share-queues --configs off,validation_alone,validation,fuse_off,lazy_off --env VK_SLIPSTREAM_LAZY_RECORD=off

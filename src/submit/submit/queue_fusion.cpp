@@ -266,7 +266,8 @@ VkResult QueueFusion::submit_app_command_buffers(const HeldBatch& b) {
     if (leaves && recorder_.owes_trailing_barrier() && d_.settings.narrow_history)
         if (VkResult r = submit_trailing_barrier(); r != VK_SUCCESS) return r;
     // (The application's semaphores the batch carried, waited for before them and signaled after.)
-    const BatchSubmission submit(uint32_t(handles.size()), handles.data(), nullptr, b.signals, b.waits, b.reached_waits);
+    const BatchSubmission submit(uint32_t(handles.size()), handles.data(), nullptr, b.signals, b.waits,
+                                 b.reached_waits);
     TrackedSubmission tracked(&q_, b.last_fence());
     const VkResult r = timeline_.submit(OurSubmission{}, tracked, d_.dispatch.QueueSubmit, submit.count(), submit.infos());
     d_.stats.add(Counter::BatchFallbacks);

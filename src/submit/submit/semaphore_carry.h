@@ -7,11 +7,12 @@
 //
 // Waits. A wait on a timeline value that earlier work on the same queue signals is already met
 // inside the batch, and one on a value the semaphore has reached is met outright: such waits
-// are dropped (the reached ones still named by the batch's submission, HeldBatch::reached_waits,
-// so that a layer below that pairs waits with signals sees them). A binary semaphore's wait must consume its signal: where that signal rides in
-// the open batch (or earlier in the same call), signal and wait are both dropped (the pair
-// leaves the semaphore unsignaled, as it would be after them, and nothing outside the queue can
-// see a binary semaphore in between). Any other wait (a value not yet reached, a binary signal
+// are dropped (the reached ones still named by the batch's submission,
+// HeldBatch::reached_waits, so that a layer below that pairs waits with signals sees them). A
+// binary semaphore's wait must consume its signal: where that signal rides in the open batch
+// (or earlier in the same call), signal and wait are both dropped (the pair leaves the
+// semaphore unsignaled, as it would be after them, and nothing outside the queue can see a
+// binary semaphore in between). Any other wait (a value not yet reached, a binary signal
 // already with the driver: another queue's, an image acquire's) is carried: the submission
 // starts a new batch (the open one goes first), whose submission waits as it asked, with its
 // stage masks. Later submissions may join that batch: their work then waits too, as a queue

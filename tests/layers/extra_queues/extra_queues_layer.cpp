@@ -142,8 +142,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
     state->driver_counts = driver_queue_counts(instance, physicalDevice);
     // The driver is asked for no more queues of a family than it has (their priorities are
     // the first ones the application gave).
-    std::vector<VkDeviceQueueCreateInfo> queue_infos(pCreateInfo->pQueueCreateInfos,
-                                                     pCreateInfo->pQueueCreateInfos + pCreateInfo->queueCreateInfoCount);
+    const VkDeviceQueueCreateInfo* asked = pCreateInfo->pQueueCreateInfos;
+    std::vector<VkDeviceQueueCreateInfo> queue_infos(asked, asked + pCreateInfo->queueCreateInfoCount);
     for (VkDeviceQueueCreateInfo& q : queue_infos)
         if (q.queueFamilyIndex < state->driver_counts.size())
             q.queueCount = std::min(q.queueCount, state->driver_counts[q.queueFamilyIndex]);
@@ -247,11 +247,14 @@ void trace_submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fe
     for (uint32_t i = 0; i < count; ++i) {
         const TracedBatch b = traced(submits[i]);
         std::string line = "extra_queues: queue " + pointer_text(queue) + " waits";
-        for (const auto& [semaphore, value] : b.waits) line += " " + pointer_text(semaphore) + "=" + std::to_string(value);
+        auto values = [&](const std::vector<std::pair<const void*, uint64_t>>& list) {
+            for (const auto& [semaphore, value] : list) line += " " + pointer_text(semaphore) + "=" + std::to_string(value);
+        };
+        values(b.waits);
         line += " cbs";
         for (const void* cb : b.cbs) line += " " + pointer_text(cb);
         line += " signals";
-        for (const auto& [semaphore, value] : b.signals) line += " " + pointer_text(semaphore) + "=" + std::to_string(value);
+        values(b.signals);
         if (fence && i + 1 == count) line += " fence " + pointer_text(fence);
         std::fprintf(stderr, "%s\n", line.c_str());
     }
@@ -263,7 +266,8 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count, const 
         return t.QueueSubmit(q, count, submits, fence);
     });
 }
-VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits, VkFence fence) {
+VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits,
+                                            VkFence fence) {
     trace_submit(queue, count, submits, fence);
     return on_driver_queue(queue, [&](const VkLayerDispatchTable& t, VkQueue q) {
         return t.QueueSubmit2(q, count, submits, fence);
@@ -295,7 +299,8 @@ VKAPI_ATTR void VKAPI_CALL QueueEndDebugUtilsLabelEXT(VkQueue queue) {
     on_driver_queue(queue, [&](const VkLayerDispatchTable& t, VkQueue q) { t.QueueEndDebugUtilsLabelEXT(q); });
 }
 VKAPI_ATTR void VKAPI_CALL QueueInsertDebugUtilsLabelEXT(VkQueue queue, const VkDebugUtilsLabelEXT* label) {
-    on_driver_queue(queue, [&](const VkLayerDispatchTable& t, VkQueue q) { t.QueueInsertDebugUtilsLabelEXT(q, label); });
+    on_driver_queue(queue,
+                    [&](const VkLayerDispatchTable& t, VkQueue q) { t.QueueInsertDebugUtilsLabelEXT(q, label); });
 }
 
 #define HOOK(name) {"vk" #name, reinterpret_cast<PFN_vkVoidFunction>(name)}
