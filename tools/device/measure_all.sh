@@ -28,7 +28,8 @@
 #              alternating, so that the two builds meet the machine in the same state
 # --quick: a smoke run (lavapipe, CI-sized): few reps and seeds, short limits.
 #
-# On the H200 (../shared/device/README.md): carry [".gl", BUILD(, OLD_BUILD)] and run
+# On the H200 (../shared/device/README.md): carry [".gl", BUILD] and, for --old, only OLD_BUILD's
+# lib, share and tools/overhead (a Release build is ~27 MB; carry holds 64 MiB in all), and run
 #   . .gl/gpu-env.sh; tools/device/measure_all.sh BUILD $OUT
 # with the device tool's $OUT as OUT.
 set -uo pipefail
@@ -86,7 +87,9 @@ if [ -n "$old" ]; then
     for which in old new; do
       b=$build
       [ $which = old ] && b=$old
+      # The same benchmark program for both (BUILD's): the two columns differ by the layer only.
       run old $limit_short python3 tools/bench/bench_report.py --build-dir "$b" --out "$out/old/$which-$round" \
+        --bench "$build/tools/bench/slipstream-bench" \
         --process column --rounds 1 --max-row-seconds 1 $([ $quick = 1 ] && echo --quick) --rows $donemeans_rows
       mv -f "$out/old.txt" "$out/old-bench-$which-$round.txt" 2>/dev/null
       run old $limit_short python3 tools/overhead/overhead_report.py --build-dir "$b" --json "$out/old/overhead-$which-$round.json"
