@@ -8,6 +8,8 @@
 #
 # BUILD and OLD_BUILD: Release build trees of this repository (cmake -DCMAKE_BUILD_TYPE=Release);
 # OLD_BUILD is the baseline an issue names (issue 23: b106b12, built from `git worktree add`).
+# Both inside the checkout (build*/ is git-ignored): a build's manifests name its library by
+# absolute path, which a carried copy keeps only where the paths match.
 # Build them from scratch before carrying them: an incremental build that crossed many commits
 # once crashed on the device.
 # OUT: a folder; every phase writes its tables and JSON under OUT/<phase>/ and its console output
