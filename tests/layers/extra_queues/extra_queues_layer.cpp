@@ -7,10 +7,11 @@
 // the program as it would on a GPU; below it, the driver's queues run the work.
 //
 // Queue index i of a family is the driver's queue i modulo the driver's count, so two presented
-// queues may share one driver queue. Work on them then runs in the order the host submitted it,
-// which a real pair of queues may not do: a program that waits on one queue for a signal it
-// submits later on another (wait-before-signal) would wait forever here, so it must not be run
-// through this layer.
+// queues may share one driver queue. Work on them then runs in the order it reaches the driver.
+// A submission that waits for a signal nothing has submitted yet (wait-before-signal, valid
+// between queues) is held until its signals are submitted, then goes to the driver
+// (held_submissions.h), so that it does not block the driver queue the signal must pass
+// through; idle waits wait for the held ones first.
 //
 // Environment (read at the first vkCreateInstance of the process):
 //   SLIPSTREAM_TEST_QUEUES=<n>  queues per family presented (default 2); a family the driver
@@ -22,6 +23,8 @@
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -29,10 +32,12 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <unordered_map>
 #include <vector>
 
+#include "held_submissions.h"
 #include "test_layer.h"
 
 namespace {
@@ -58,6 +63,7 @@ struct PresentedQueue {
     void* loader_data = nullptr;
     VkQueue driver = VK_NULL_HANDLE;
     std::mutex* driver_lock = nullptr;  // shared by every presented queue of one driver queue
+    std::deque<std::unique_ptr<CopiedSubmit>> held;  // waiting for their signals, in order
 };
 
 PresentedQueue* presented(VkQueue queue) { return reinterpret_cast<PresentedQueue*>(queue); }
@@ -71,7 +77,9 @@ std::string pointer_text(Handle h) {
 
 struct DeviceState : DeviceBase {
     std::vector<uint32_t> driver_counts;  // the driver's queues per family
-    std::mutex queues_mutex;
+    std::mutex mutex;  // the queues, their held submissions, the signal book
+    std::condition_variable held_gone;
+    SignalBook book;
     // (family, index, flags) -> the queue handed out for it, created at its first request.
     std::map<std::tuple<uint32_t, uint32_t, VkDeviceQueueCreateFlags>, std::unique_ptr<PresentedQueue>> queues;
     std::unordered_map<VkQueue, std::unique_ptr<std::mutex>> driver_locks;
@@ -162,7 +170,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
 VkQueue hand_out(DeviceState* d, VkDevice device, uint32_t family, uint32_t index, VkDeviceQueueCreateFlags flags,
                  VkQueue driver_queue) {
     if (!driver_queue) return VK_NULL_HANDLE;
-    std::lock_guard<std::mutex> lock(d->queues_mutex);
+    std::lock_guard<std::mutex> lock(d->mutex);
     auto& slot = d->queues[{family, index, flags}];
     if (!slot) {
         auto& driver_lock = d->driver_locks[driver_queue];
@@ -260,29 +268,153 @@ void trace_submit(VkQueue queue, uint32_t count, const Info* submits, VkFence fe
     }
 }
 
+// --- submissions: to the driver, or held until their waits have signals submitted -------
+
+// `held` to the driver queue of `q` (with d.mutex held).
+VkResult forward(const VkLayerDispatchTable& t, PresentedQueue& q, CopiedSubmit& held) {
+    std::lock_guard<std::mutex> lock(*q.driver_lock);
+    if (!held.v2) {
+        trace_submit(reinterpret_cast<VkQueue>(&q), uint32_t(held.infos.size()), held.infos.data(), held.fence);
+        return t.QueueSubmit(q.driver, uint32_t(held.infos.size()), held.infos.data(), held.fence);
+    }
+    trace_submit(reinterpret_cast<VkQueue>(&q), uint32_t(held.infos2.size()), held.infos2.data(), held.fence);
+    auto submit2 = held.khr ? t.QueueSubmit2KHR : t.QueueSubmit2;
+    return submit2(q.driver, uint32_t(held.infos2.size()), held.infos2.data(), held.fence);
+}
+
+// Every held submission whose waits now have their signals goes, in each queue's order, until
+// none can (with d.mutex held).
+void release_held(DeviceState& d) {
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (auto& [key, q] : d.queues) {
+            while (!q->held.empty() && d.book.satisfiable(q->held.front()->waits)) {
+                CopiedSubmit& h = *q->held.front();
+                const VkResult r = forward(d.dispatch, *q, h);
+                if (r != VK_SUCCESS)
+                    std::fprintf(stderr, "VK_LAYER_SLIPSTREAM_test_extra_queues: a held submission failed (%d)\n", int(r));
+                else
+                    d.book.forwarded(h.waits, h.signals);
+                q->held.pop_front();
+                progress = true;
+            }
+        }
+    }
+    d.held_gone.notify_all();
+}
+
+template <typename Info, typename Submit>
+VkResult submit_or_hold(VkQueue queue, uint32_t count, const Info* submits, VkFence fence, bool khr, Submit submit) {
+    DeviceState& d = *g_layer.of(queue);
+    PresentedQueue& q = *presented(queue);
+    std::vector<SemaphoreUse> waits, signals;
+    semaphore_uses(count, submits, waits, signals);
+    std::lock_guard<std::mutex> lock(d.mutex);
+    const bool now = q.held.empty() && d.book.satisfiable(waits);
+    if (now || !CopiedSubmit::copyable(count, submits)) {
+        if (!now)
+            std::fprintf(stderr, "VK_LAYER_SLIPSTREAM_test_extra_queues: a submission that waits before its signal "
+                                 "has a pNext chain this layer cannot copy: it goes to the driver now\n");
+        VkResult r;
+        {
+            std::lock_guard<std::mutex> driver(*q.driver_lock);
+            trace_submit(queue, count, submits, fence);
+            r = submit(d.dispatch, q.driver);
+        }
+        if (r != VK_SUCCESS) return r;
+        d.book.forwarded(waits, signals);
+        release_held(d);
+        return VK_SUCCESS;
+    }
+    if constexpr (std::is_same_v<Info, VkSubmitInfo>) q.held.push_back(std::make_unique<CopiedSubmit>(count, submits, fence));
+    else q.held.push_back(std::make_unique<CopiedSubmit>(count, submits, fence, khr));
+    return VK_SUCCESS;
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue queue, uint32_t count, const VkSubmitInfo* submits, VkFence fence) {
-    trace_submit(queue, count, submits, fence);
-    return on_driver_queue(queue, [&](const VkLayerDispatchTable& t, VkQueue q) {
+    return submit_or_hold(queue, count, submits, fence, false, [&](const VkLayerDispatchTable& t, VkQueue q) {
         return t.QueueSubmit(q, count, submits, fence);
     });
 }
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits,
                                             VkFence fence) {
-    trace_submit(queue, count, submits, fence);
-    return on_driver_queue(queue, [&](const VkLayerDispatchTable& t, VkQueue q) {
+    return submit_or_hold(queue, count, submits, fence, false, [&](const VkLayerDispatchTable& t, VkQueue q) {
         return t.QueueSubmit2(q, count, submits, fence);
     });
 }
 VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit2KHR(VkQueue queue, uint32_t count, const VkSubmitInfo2* submits,
                                                VkFence fence) {
-    trace_submit(queue, count, submits, fence);
-    return on_driver_queue(queue, [&](const VkLayerDispatchTable& t, VkQueue q) {
+    return submit_or_hold(queue, count, submits, fence, true, [&](const VkLayerDispatchTable& t, VkQueue q) {
         return t.QueueSubmit2KHR(q, count, submits, fence);
     });
 }
+
+// Idle waits first wait for the queue's (the device's) held submissions to leave.
 VKAPI_ATTR VkResult VKAPI_CALL QueueWaitIdle(VkQueue queue) {
+    DeviceState& d = *g_layer.of(queue);
+    {
+        std::unique_lock<std::mutex> lock(d.mutex);
+        d.held_gone.wait(lock, [&] { return presented(queue)->held.empty(); });
+    }
     return on_driver_queue(queue, [&](const VkLayerDispatchTable& t, VkQueue q) { return t.QueueWaitIdle(q); });
 }
+VKAPI_ATTR VkResult VKAPI_CALL DeviceWaitIdle(VkDevice device) {
+    DeviceState& d = *g_layer.of(device);
+    {
+        std::unique_lock<std::mutex> lock(d.mutex);
+        d.held_gone.wait(lock, [&] {
+            for (auto& entry : d.queues)
+                if (!entry.second->held.empty()) return false;
+            return true;
+        });
+    }
+    return d.dispatch.DeviceWaitIdle(device);
+}
+
+// --- semaphores: what the signal book follows ----------------------------------------------
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateSemaphore(VkDevice device, const VkSemaphoreCreateInfo* info,
+                                               const VkAllocationCallbacks* allocator, VkSemaphore* semaphore) {
+    DeviceState& d = *g_layer.of(device);
+    const VkResult r = d.dispatch.CreateSemaphore(device, info, allocator, semaphore);
+    if (r != VK_SUCCESS) return r;
+    bool timeline = false;
+    uint64_t initial = 0;
+    for (auto* p = static_cast<const VkBaseInStructure*>(info->pNext); p; p = p->pNext)
+        if (p->sType == VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO) {
+            const auto* type = reinterpret_cast<const VkSemaphoreTypeCreateInfo*>(p);
+            timeline = type->semaphoreType == VK_SEMAPHORE_TYPE_TIMELINE;
+            initial = type->initialValue;
+        }
+    std::lock_guard<std::mutex> lock(d.mutex);
+    d.book.created(*semaphore, timeline, initial);
+    return r;
+}
+VKAPI_ATTR void VKAPI_CALL DestroySemaphore(VkDevice device, VkSemaphore semaphore,
+                                            const VkAllocationCallbacks* allocator) {
+    DeviceState& d = *g_layer.of(device);
+    {
+        std::lock_guard<std::mutex> lock(d.mutex);
+        d.book.destroyed(semaphore);
+    }
+    d.dispatch.DestroySemaphore(device, semaphore, allocator);
+}
+VkResult signal_from_host(VkDevice device, const VkSemaphoreSignalInfo* info, PFN_vkSignalSemaphore signal) {
+    DeviceState& d = *g_layer.of(device);
+    const VkResult r = signal(device, info);
+    if (r != VK_SUCCESS) return r;
+    std::lock_guard<std::mutex> lock(d.mutex);
+    d.book.host_signaled(info->semaphore, info->value);
+    release_held(d);
+    return r;
+}
+VKAPI_ATTR VkResult VKAPI_CALL SignalSemaphore(VkDevice device, const VkSemaphoreSignalInfo* info) {
+    return signal_from_host(device, info, g_layer.of(device)->dispatch.SignalSemaphore);
+}
+VKAPI_ATTR VkResult VKAPI_CALL SignalSemaphoreKHR(VkDevice device, const VkSemaphoreSignalInfo* info) {
+    return signal_from_host(device, info, g_layer.of(device)->dispatch.SignalSemaphoreKHR);
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, const VkBindSparseInfo* infos,
                                                VkFence fence) {
     return on_driver_queue(queue, [&](const VkLayerDispatchTable& t, VkQueue q) {
@@ -314,6 +446,7 @@ const Hook kInstanceHooks[] = {
 };
 // Every device command that takes a VkQueue the driver could have (vk.xml; lavapipe and the
 // devices these tests run on have no others): a presented queue must never reach the driver.
+// And what held submissions need: idle waits, and what semaphores signal outside submissions.
 const Hook kDeviceHooks[] = {
     HOOK(DestroyDevice),
     HOOK(GetDeviceQueue),
@@ -322,6 +455,11 @@ const Hook kDeviceHooks[] = {
     HOOK(QueueSubmit2),
     HOOK(QueueSubmit2KHR),
     HOOK(QueueWaitIdle),
+    HOOK(DeviceWaitIdle),
+    HOOK(CreateSemaphore),
+    HOOK(DestroySemaphore),
+    HOOK(SignalSemaphore),
+    HOOK(SignalSemaphoreKHR),
     HOOK(QueueBindSparse),
     HOOK(QueuePresentKHR),
     HOOK(QueueBeginDebugUtilsLabelEXT),
