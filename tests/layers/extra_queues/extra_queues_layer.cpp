@@ -24,17 +24,17 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <deque>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <type_traits>
-#include <utility>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "held_submissions.h"

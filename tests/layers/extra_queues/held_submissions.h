@@ -31,8 +31,10 @@ public:
         auto it = book_.find(s);
         if (it != book_.end()) it->second.submitted = std::max(it->second.submitted, value);
     }
-    // Whether every wait has its signal submitted (a semaphore this layer did not see created,
-    // such as an imported one: assumed so).
+    // Whether every wait has its signal submitted (a semaphore this layer did not see created:
+    // assumed so). Payload imports (vkImportSemaphoreFdKHR and the like) are not followed: a
+    // wait on an imported binary semaphore would be held for good; the tests over this layer
+    // import none.
     bool satisfiable(const std::vector<SemaphoreUse>& waits) const {
         std::unordered_map<VkSemaphore, uint32_t> binary_needed;
         for (const SemaphoreUse& w : waits) {
