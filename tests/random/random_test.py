@@ -211,7 +211,6 @@ def command_line(args, seed, config, ops, drop):
     line = f"{args.program} --seed {seed} --ops {ops} --queues {args.queues}"
     if args.share_queues:
         line += " --share-queues"
-
     if args.repeat_resubmits:
         line += " --repeat-resubmits"
     if drop:
