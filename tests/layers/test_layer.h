@@ -213,17 +213,29 @@ inline bool write_whole_file(const std::string& path, const std::string& text) {
 
 }  // namespace slipstream::test_layer
 
-// The loader's entry points of a test layer, given its internal vkGetInstanceProcAddr and
-// vkGetDeviceProcAddr (see negotiate). Used once per layer, at file scope.
-#define SLIPSTREAM_TEST_LAYER_ENTRY_POINTS(gipa, gdpa)                                                           \
+// The loader's entry points of a test layer, used once per layer at file scope: its internal
+// vkGetInstanceProcAddr and vkGetDeviceProcAddr, which answer from its LayerState `layer` and
+// its Hook tables, and the exported symbols (which hand the loader the internal functions:
+// see negotiate).
+#define SLIPSTREAM_TEST_LAYER_ENTRY_POINTS(layer, instance_hooks, device_hooks)                                    \
+    namespace {                                                                                                    \
+    PFN_vkVoidFunction VKAPI_CALL TestLayerGetDeviceProcAddr(VkDevice device, const char* pName) {                \
+        return layer.device_proc(device, pName, device_hooks, TestLayerGetDeviceProcAddr);                        \
+    }                                                                                                              \
+    PFN_vkVoidFunction VKAPI_CALL TestLayerGetInstanceProcAddr(VkInstance instance, const char* pName) {          \
+        return layer.instance_proc(instance, pName, instance_hooks, device_hooks, TestLayerGetInstanceProcAddr,   \
+                                   TestLayerGetDeviceProcAddr);                                                    \
+    }                                                                                                              \
+    }                                                                                                              \
     extern "C" {                                                                                                   \
     VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetDeviceProcAddr(VkDevice device, const char* pName) {            \
-        return gdpa(device, pName);                                                                                \
+        return TestLayerGetDeviceProcAddr(device, pName);                                                          \
     }                                                                                                              \
     VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL vkGetInstanceProcAddr(VkInstance instance, const char* pName) {      \
-        return gipa(instance, pName);                                                                              \
+        return TestLayerGetInstanceProcAddr(instance, pName);                                                      \
     }                                                                                                              \
     VKAPI_ATTR VkResult VKAPI_CALL vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* pVersion) { \
-        return slipstream::test_layer::negotiate(pVersion, gipa, gdpa);                                          \
+        return slipstream::test_layer::negotiate(pVersion, TestLayerGetInstanceProcAddr,                           \
+                                                 TestLayerGetDeviceProcAddr);                                      \
     }                                                                                                              \
     }

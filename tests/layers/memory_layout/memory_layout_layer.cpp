@@ -664,15 +664,6 @@ const Hook kDeviceHooks[] = {
 
 #undef HOOK
 
-// Internal functions for the loader (test_layer.h: negotiate).
-PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* pName) {
-    return g_layer.device_proc(device, pName, kDeviceHooks, GetDeviceProcAddr);
-}
-
-PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* pName) {
-    return g_layer.instance_proc(instance, pName, kInstanceHooks, kDeviceHooks, GetInstanceProcAddr, GetDeviceProcAddr);
-}
-
 }  // namespace
 
-SLIPSTREAM_TEST_LAYER_ENTRY_POINTS(GetInstanceProcAddr, GetDeviceProcAddr)
+SLIPSTREAM_TEST_LAYER_ENTRY_POINTS(g_layer, kInstanceHooks, kDeviceHooks)
