@@ -5,6 +5,7 @@
 # and, given an older build, the same bench and overhead rows old against new in one call.
 #
 #   tools/device/measure_all.sh BUILD OUT [--old OLD_BUILD] [--quick] [--phases a,b,...]
+#                               [--limits SHORT,LONG]
 #
 # BUILD and OLD_BUILD: Release build trees of this repository (cmake -DCMAKE_BUILD_TYPE=Release);
 # OLD_BUILD is the baseline an issue names (issue 23: b106b12, built from `git worktree add`).
@@ -29,6 +30,9 @@
 #   old        with --old: the donemeans rows and the overhead tool for OLD_BUILD and BUILD,
 #              alternating, so that the two builds meet the machine in the same state
 # --quick: a smoke run (lavapipe, CI-sized): few reps and seeds, short limits.
+# --limits SHORT,LONG: the phases' time limits in seconds (default 280,560: "short" phases are
+# objects, overhead, seed80250 and each step of old; the others are "long"), so that the phases
+# named in one device call fit its 10 minutes together.
 #
 # On the H200 (../shared/device/README.md): carry [".gl", BUILD] and, for --old, only OLD_BUILD's
 # lib, share and tools/overhead (a Release build is ~27 MB; carry holds 64 MiB in all), and run
@@ -39,12 +43,13 @@ cd "$(dirname "$0")/../.."
 build=${1:?usage: measure_all.sh BUILD OUT [--old OLD_BUILD] [--quick] [--phases a,b]}
 out=${2:?usage: measure_all.sh BUILD OUT [--old OLD_BUILD] [--quick] [--phases a,b]}
 shift 2
-old="" quick=0 phases="donemeans,knobs,objects,overhead,random,seed80250,old"
+old="" quick=0 limits="" phases="donemeans,knobs,objects,overhead,random,seed80250,old"
 while [ $# -gt 0 ]; do
   case "$1" in
     --old) old=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --phases) phases=$2; shift 2 ;;
+    --limits) limits=$2; shift 2 ;;
     *) echo "measure_all.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +63,9 @@ else
   limit_short=280 limit_long=560 seeds=100000 jobs=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
   rounds=(--process column --rounds 3 --max-row-seconds 2)
   knob_rounds=(--process column --rounds 2 --repeat-rounds 1 --reps 8 --max-row-seconds 2)
+fi
+if [ -n "$limits" ]; then
+  limit_short=${limits%,*} limit_long=${limits#*,}
 fi
 
 # run PHASE LIMIT COMMAND...: the command's output to OUT/PHASE.txt, its exit status noted.
