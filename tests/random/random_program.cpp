@@ -4,9 +4,11 @@
 // final contents of every buffer. random_test.py runs it without the layer and under it in
 // every fusion mode and compares.
 //
-//   random_program --seed N [--ops K] [--drop i,j,...] [--queues Q] [--share-queues] [--repeat-resubmits]
-//                  [--print] [--dump FILE]
+//   random_program --seed N [--count C] [--ops K] [--drop i,j,...] [--queues Q] [--share-queues]
+//                  [--repeat-resubmits] [--print] [--dump FILE]
 //
+// --count C    the programs of seeds N .. N+C-1, one after another on one device (runner.h's
+//              run_batch); not with --drop or --dump
 // --ops K      generate K actions (default 60); the first K of a seed are the same for any K
 // --drop LIST  leave these actions out (indices, comma-separated; ranges a-b too)
 // --queues Q   use at most Q queues of the family (default 2; the device may have fewer)
@@ -27,7 +29,7 @@ namespace {
 
 [[noreturn]] void usage(const char* argv0) {
     std::fprintf(stderr,
-                 "usage: %s --seed N [--ops K] [--drop i,j,a-b] [--queues Q] [--share-queues] [--repeat-resubmits] "
+                 "usage: %s --seed N [--count C] [--ops K] [--drop i,j,a-b] [--queues Q] [--share-queues] [--repeat-resubmits] "
                  "[--print] [--dump FILE]\n", argv0);
     std::exit(2);
 }
@@ -43,7 +45,7 @@ uint64_t number(const char* argv0, const char* text) {
 
 int main(int argc, char** argv) {
     rnd::RunOptions opt;
-    uint32_t ops = 60;
+    uint32_t ops = 60, count = 1;
     bool have_seed = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -51,6 +53,9 @@ int main(int argc, char** argv) {
         if (a == "--seed" && more) {
             opt.seed = number(argv[0], argv[++i]);
             have_seed = true;
+        } else if (a == "--count" && more) {
+            count = uint32_t(number(argv[0], argv[++i]));
+            if (count < 1) usage(argv[0]);
         } else if (a == "--ops" && more) {
             ops = uint32_t(number(argv[0], argv[++i]));
         } else if (a == "--queues" && more) {
@@ -85,9 +90,10 @@ int main(int argc, char** argv) {
             usage(argv[0]);
         }
     }
-    if (!have_seed) usage(argv[0]);
+    if (!have_seed || (count > 1 && (!opt.drop.empty() || !opt.dump.empty()))) usage(argv[0]);
     // With --print, lines go out as they are made, interleaved with messages on stderr.
     if (opt.print) std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    if (count > 1) return rnd::run_batch(opt.seed, count, ops, opt);
     const rnd::Program program = rnd::generate(opt.seed, ops);
     return rnd::run(program, opt);
 }

@@ -5,7 +5,7 @@ and under it in several configurations, and fails on any difference.
     random_test.py --build-dir B [--seeds LIST | --count N --start S] [--ops K] [--long]
                    [--jobs J] [--shrink] [--timeout S] [--configs NAMES] [--expect-fused N]
                    [--expect-released N] [--env VAR=VALUE ...] [--share-queues] [--extra-queues]
-                   [--repeat-resubmits]
+                   [--repeat-resubmits] [--batch N]
 
 For each seed, random_program (tests/random) builds a valid Vulkan program of compute and
 transfer work and prints `checksum: <16 hex>` over everything the host read. A seed passes when
@@ -26,6 +26,12 @@ smallest failing command line is printed.
 --long: 2000 seeds of 120 actions (for a real GPU; combine with --jobs). Each seed's result is
 printed as soon as it and the seeds before it finish; stopped by SIGINT (`timeout --signal=INT`),
 the run reports the seeds that finished and leaves out those in flight.
+--batch N: each configuration runs up to N consecutive seeds in one process, on one device
+(random_program --count): on a GPU, creating the device costs more than a program runs, and
+processes that create devices at once wait for each other (an H100 ran 14 at a time no faster
+than one). A seed that every configuration finished cleanly there, with no layer's checksum,
+passes; any other runs again alone and is judged as without --batch, and one that failed only
+in its batch still fails (state that one program left to the next is a bug too).
 Exit status: 0 all passed, 1 a failure, 2 bad usage.
 """
 import argparse
@@ -108,11 +114,20 @@ class Run:
         self.exit_problem = None  # exit status 1 after the checksum: messages were reported
         self.misread = False  # messages set aside: validation_alone reported this program too
         self.self_races = []  # reports of a race between a queue and itself (self_race), set aside
+        self.batch = {}  # with random_program --count: seed -> (checksum, validation messages)
 
 
-def run_once(args, seed, config, ops=None, drop=None):
+BATCH_RE = re.compile(r"^batch: seed (\d+) checksum ([0-9a-f]{16}) messages (\d+)$")
+BATCH_BEGIN_RE = re.compile(r"^batch: seed (\d+) begins$")
+
+
+def run_once(args, seed, config, ops=None, drop=None, count=1):
+    """One run of random_program; with count > 1, of seeds seed .. seed+count-1 on one device
+    (random_program --count): run.batch then maps each seed that finished to (checksum, number of
+    validation messages during it)."""
     name, mode, extra = config
     run = Run(name)
+    run.batch = {}
     if mode == "off+validation":
         env = slipstream_env.layer_env("off", args.build_dir, extra_layers_below=[slipstream_env.VALIDATION])
         env["VK_LAYER_ENABLES"] = slipstream_env.validation_enables()
@@ -132,7 +147,8 @@ def run_once(args, seed, config, ops=None, drop=None):
         env["SLIPSTREAM_TEST_QUEUES"] = str(args.queues)
     argv = [args.program, "--seed", str(seed), "--ops", str(ops if ops is not None else args.ops),
             "--queues", str(args.queues)] + (["--share-queues"] if args.share_queues else []) + \
-        (["--repeat-resubmits"] if args.repeat_resubmits else [])
+        (["--repeat-resubmits"] if args.repeat_resubmits else []) + \
+        (["--count", str(count)] if count > 1 else [])
     if drop:
         argv += ["--drop", ",".join(str(i) for i in sorted(drop))]
     with tempfile.TemporaryDirectory(prefix="slipstream-random-") as tmp:
@@ -142,14 +158,17 @@ def run_once(args, seed, config, ops=None, drop=None):
         start = time.monotonic()
         try:
             p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=args.timeout)
+                               timeout=args.timeout * count)
             run.rc = p.returncode
             out, err = p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             out, err = e.stdout or b"", e.stderr or b""
-            run.problems.append(f"hang: no exit within {args.timeout:g} s")
+            run.problems.append(f"hang: no exit within {args.timeout * count:g} s")
         run.seconds = time.monotonic() - start
         run.output = out.decode("utf-8", "replace") + err.decode("utf-8", "replace")
+        for m in (BATCH_RE.match(l.strip()) for l in run.output.splitlines()):
+            if m:
+                run.batch[int(m.group(1))] = (m.group(2), int(m.group(3)))
         sums = [m.group(1) for m in (CHECKSUM_RE.match(l.strip()) for l in run.output.splitlines()) if m]
         if len(sums) == 1:
             run.checksum = sums[0]
@@ -203,6 +222,77 @@ def check_seed(args, seed, configs, ops=None, drop=None):
                     r.problems.remove(r.exit_problem)
                 r.misread = True
     return runs, [r.config for r in runs if r.problems]
+
+
+def check_chunk(args, first, count, configs):
+    """Seeds first .. first+count-1 (--batch): each configuration runs them all on one device
+    (a GPU driver spends ~0.2 s creating one, far more than a program takes). A seed passes
+    there when every configuration finished it with no validation message of its own (reports
+    of a queue racing itself set aside, as in run_once), its checksum equal to no layer's, and
+    no process broke in a way its lines cannot account for (a crash, a hang, no statistics).
+    Every other seed runs again alone (check_seed), which judges and reports it as without
+    --batch; a seed that failed in the batch but passes alone still fails, with what the batch
+    saw. Returns [(seed, runs, failed config names)]."""
+    if count == 1:
+        return [(first, *check_seed(args, first, configs))]
+    batches = [run_once(args, first, c, count=count) for c in configs]
+    seeds = range(first, first + count)
+    # Per batch: each seed's validation message lines (from its "begins" line on stderr), and
+    # whether the process broke beyond messages (then the seeds it did not finish are suspect,
+    # all of them where it finished every one).
+    own, races, broken = [], [], []
+    for b in batches:
+        lines, cur = {}, None
+        for line in b.output.splitlines():
+            m = BATCH_BEGIN_RE.match(line.strip())
+            if m:
+                cur = int(m.group(1))
+                lines[cur] = []
+            elif cur is not None and any(k in line for k in MESSAGE_MARKERS) and not line.startswith(IGNORED_PREFIX):
+                lines[cur].append(line)
+        own.append({s: [l for l in lines.get(s, []) if not self_race(l)] for s in seeds})
+        races.append(sum(1 for s in seeds for l in lines.get(s, []) if self_race(l)))
+        extra = [x for x in b.problems if x not in (b.message_problem, b.exit_problem)]
+        broken.append("; ".join(extra) if extra else None)
+    results = []
+    for seed in seeds:
+        seen = [b.batch.get(seed) for b in batches]
+        reference = seen[0][0] if seen[0] else None
+        why = {}
+        for i, (b, got) in enumerate(zip(batches, seen)):
+            if not got:
+                why[b.config] = broken[i] or "did not finish"
+            elif own[i][seed]:
+                why[b.config] = f"{len(own[i][seed])} validation message line(s): {own[i][seed][0][:300]}"
+            elif got[0] != reference:
+                why[b.config] = f"checksum {got[0]} differs from no layer's {reference}"
+            elif broken[i] and len(b.batch) == count:
+                why[b.config] = broken[i]
+        if not why:
+            runs = []
+            for b, got in zip(batches, seen):
+                r = Run(b.config)
+                r.checksum = got[0]
+                r.seconds = b.seconds / count
+                runs.append(r)
+            results.append((seed, runs, []))
+            continue
+        runs, failed = check_seed(args, seed, configs)
+        for b in batches:
+            r = next(r for r in runs if r.config == b.config)
+            if b.config in why and not r.problems:
+                r.problems.append(f"failed in a batch of {count} from seed {first} ({why[b.config]}), passed alone")
+                r.output = b.output
+                failed.append(r.config)
+        results.append((seed, runs, failed))
+    # The processes' statistics and set-aside reports count for the chunk's first seed (all are
+    # summed over the seeds).
+    for b, n in zip(batches, races):
+        r = next(r for r in results[0][1] if r.config == b.config)
+        if not r.stats:
+            r.stats = b.stats
+        r.self_races += ["(in the batch)"] * n
+    return results
 
 
 def command_line(args, seed, config, ops, drop):
@@ -305,6 +395,9 @@ def main(argv):
                         "validation messages set aside (a tester that stops judging fails)")
     p.add_argument("--long", action="store_true", help="2000 seeds of 120 actions")
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--batch", type=int, default=1,
+                   help="run up to this many consecutive seeds in one process per configuration, on one "
+                        "device (check_chunk); seeds that fail there run again alone")
     p.add_argument("--shrink", action="store_true")
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--configs", help="comma-separated subset of: " + ",".join(c[0] for c in CONFIGS))
@@ -342,9 +435,16 @@ def main(argv):
     # Each seed's lines as soon as it and the seeds before it are done: a run stopped by a time
     # limit (SIGINT, as `timeout --signal=INT` sends) keeps every seed that finished, and says
     # how far it got. The seeds in flight then are left out, not counted as failures.
+    chunks = []  # (first seed, count): runs of consecutive seeds, at most --batch long
+    for seed in seeds:
+        if chunks and chunks[-1][0] + chunks[-1][1] == seed and chunks[-1][1] < max(1, args.batch):
+            chunks[-1] = (chunks[-1][0], chunks[-1][1] + 1)
+        else:
+            chunks.append((seed, 1))
     pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
     try:
-        for seed, (runs, failed) in pool.map(lambda s: (s, check_seed(args, s, configs)), seeds):
+        for seed, runs, failed in (r for chunk in pool.map(lambda c: check_chunk(args, *c, configs), chunks)
+                                   for r in chunk):
             finished += 1
             for r in runs:
                 fused[r.config] += r.stats.get("command_buffers_fused", 0)

@@ -99,8 +99,11 @@ enum class SignalKind { none, binary, timeline };
 
 class Runner {
 public:
-    Runner(const Program& program, const RunOptions& options) : program_(program), opt_(options) {}
+    // With `shared`, the program runs on that context's device (run_batch) and leaves it open.
+    Runner(const Program& program, const RunOptions& options, vkapp::Context* shared = nullptr)
+        : program_(program), opt_(options), shared_(shared != nullptr), ctx_(shared ? *shared : own_ctx_) {}
     int run();
+    uint64_t digest() const { return digest_; }
 
 private:
     // --- set-up ---
@@ -153,7 +156,9 @@ private:
     const Program& program_;
     const RunOptions& opt_;
     Rng rng_{0};
-    vkapp::Context ctx_;
+    vkapp::Context own_ctx_;
+    const bool shared_;
+    vkapp::Context& ctx_;
     bool sync2_ = false;
     bool timestamps_ = false;
     PFN_vkCmdPushDescriptorSetKHR push_descriptor_ = nullptr;
@@ -216,13 +221,17 @@ void Runner::digest_bytes(const char* what, int slot, const void* data, size_t s
 
 // ---------------------------------------------------------------- set-up
 
-void Runner::create_device() {
+vkapp::Context open_context(const RunOptions& options) {
     vkapp::ContextOptions o;
     o.synchronization2 = true;
     o.timeline_semaphores = true;
-    o.queue_count = opt_.queues;
+    o.queue_count = options.queues;
     o.optional_device_extensions = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
-    ctx_ = vkapp::create_context("random_program", o);
+    return vkapp::create_context("random_program", o);
+}
+
+void Runner::create_device() {
+    if (!shared_) ctx_ = open_context(opt_);
     sync2_ = true;
     if (ctx_.has_device_extension(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
         push_descriptor_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
@@ -1384,6 +1393,7 @@ int Runner::run() {
         if (push_pipe_layouts_[i]) vkDestroyPipelineLayout(ctx_.device, push_pipe_layouts_[i], nullptr);
         if (push_layouts_[i]) vkDestroyDescriptorSetLayout(ctx_.device, push_layouts_[i], nullptr);
     }
+    if (shared_) return 0;
     return vkapp::finish(ctx_, digest_);
 }
 
@@ -1392,6 +1402,35 @@ int Runner::run() {
 int run(const Program& program, const RunOptions& options) {
     Runner r(program, options);
     return r.run();
+}
+
+int run_batch(uint64_t first_seed, uint32_t count, uint32_t ops, const RunOptions& options) {
+    vkapp::Context ctx = open_context(options);
+    uint64_t all = 1469598103934665603ull;
+    for (uint32_t i = 0; i < count; ++i) {
+        RunOptions o = options;
+        o.seed = first_seed + i;
+        const Program program = generate(o.seed, ops);
+        const int before = vkapp::g_validation_messages.load();
+        // On stderr too, where the validation messages go: they are told apart by seed.
+        std::fflush(stdout);
+        std::fprintf(stderr, "batch: seed %llu begins\n", static_cast<unsigned long long>(o.seed));
+        std::fflush(stderr);
+        Runner r(program, o, &ctx);
+        if (const int status = r.run(); status != 0) {
+            std::fflush(stdout);
+            std::fprintf(stderr, "random_program: seed %llu stopped the batch (exit status %d)\n",
+                         static_cast<unsigned long long>(o.seed), status);
+            return status;
+        }
+        // The device is idle after each program's finale: nothing of it runs into the next.
+        VK_CHECK(vkDeviceWaitIdle(ctx.device));
+        std::printf("batch: seed %llu checksum %016llx messages %d\n", static_cast<unsigned long long>(o.seed),
+                    static_cast<unsigned long long>(r.digest()), vkapp::g_validation_messages.load() - before);
+        std::fflush(stdout);
+        all = (all ^ r.digest()) * 1099511628211ull;
+    }
+    return vkapp::finish(ctx, all);
 }
 
 }  // namespace rnd

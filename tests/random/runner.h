@@ -28,4 +28,12 @@ struct RunOptions {
 // validation messages, 3 a wait that timed out).
 int run(const Program& program, const RunOptions& options);
 
+// Runs the programs of `count` seeds from `first_seed` (`ops` actions each) one after another on
+// one device, as random_test.py's batches do: a GPU driver takes ~0.2 s to create a device,
+// far longer than a program runs. Prints `batch: seed N begins` on stderr before each program
+// (the validation messages that follow, up to the next such line, are its own) and
+// `batch: seed N checksum <16 hex> messages M` on stdout after it (M: validation messages during
+// it); returns as run() does; the first program that fails ends the batch.
+int run_batch(uint64_t first_seed, uint32_t count, uint32_t ops, const RunOptions& options);
+
 }  // namespace rnd

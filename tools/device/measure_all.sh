@@ -23,8 +23,8 @@
 #   objects    slipstream-object-cost (create + destroy pairs with and without the layer)
 #   overhead   overhead_report.py (per dispatch, per submit, per small command buffer)
 #   random     random_test.py on the device's queues (two distinct ones where it has them):
-#              seeds 100000 on, 120 actions, every configuration but the armed ones, until
-#              its time limit
+#              seeds 100000 on, 120 actions, in batches of 50 per process (--batch), every
+#              configuration but the armed ones, until its time limit
 #   seed80250  random.seed_80250's program on the device's queues, in the configurations that
 #              tell the validation layer's reading from the layer's
 #   old        with --old: the donemeans rows and the overhead tool for OLD_BUILD and BUILD,
@@ -58,9 +58,12 @@ export PYTHONUNBUFFERED=1
 knob_rows=$("$build/tools/bench/slipstream-bench" --list-rows | grep -v 48mb | paste -sd, -)
 donemeans_rows=launch_spin,launch_spin_bare,launch_sync,launch_sync_fresh_fence,barriers_16,upload_64k,alloc_free_64k,staging_per_op,seed_chain,launch_timeline_info,launch_timeline_chain
 if [ $quick = 1 ]; then
-  limit_short=120 limit_long=300 rounds=(--quick) knob_rounds=(--quick) seeds=8 jobs=2
+  limit_short=120 limit_long=300 rounds=(--quick) knob_rounds=(--quick) seeds=8 jobs=2 batch=4
 else
-  limit_short=280 limit_long=560 seeds=100000 jobs=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
+  # Programs in batches of 50 per process and configuration: an H100 created devices for 14
+  # processes at once no faster than for one (~0.2 s each), which bounded the long form to ~0.5
+  # seeds a second.
+  limit_short=280 limit_long=560 seeds=100000 jobs=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 )) batch=50
   rounds=(--process column --rounds 3 --max-row-seconds 2)
   knob_rounds=(--process column --rounds 2 --repeat-rounds 1 --reps 8 --max-row-seconds 2)
 fi
@@ -88,7 +91,7 @@ run objects $limit_short env DISABLE_SLIPSTREAM=1 VK_ADD_LAYER_PATH="$PWD/$build
 run overhead $limit_short python3 tools/overhead/overhead_report.py --build-dir "$build" --json "$out/overhead.json"
 # Every configuration but the armed ones (their own phase is the knob matrix's ARM column).
 run random $limit_long python3 tests/random/random_test.py --build-dir "$build" --start 100000 --count $seeds \
-  --ops 120 --jobs $jobs --timeout 60 --share-queues \
+  --ops 120 --jobs $jobs --timeout 60 --share-queues --batch $batch \
   --configs off,defaults,fuse_off,lazy_on,lazy_off,defer_0,no_elide,validation,validation_alone
 run seed80250 $limit_short python3 tests/random/random_test.py --build-dir "$build" --seeds 80250,80250,80250,80250 \
   --ops 120 --share-queues --configs off,validation_alone,validation,fuse_off,lazy_off --env VK_SLIPSTREAM_LAZY_RECORD=off
