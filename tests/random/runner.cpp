@@ -151,6 +151,7 @@ private:
     int pick_slot(bool host_only = false);
     void make_host_safe(int slot, bool for_write);
     void finale();
+    void release_held_signals();
     [[noreturn]] void hang(const char* what);
 
     const Program& program_;
@@ -1353,6 +1354,28 @@ void Runner::finale() {
     if (!verdicts.empty()) digest_bytes("timestamp verdicts", -1, verdicts.data(), verdicts.size());
 }
 
+// In a batch (run_batch) the next program's timelines may be these very semaphores, kept and
+// handed out again by a layer's object pool; a signal the validation layer still holds
+// (QueueState::held_value) would then be paired with the next program's first wait on it, and
+// what that wait orders misread. One device wait for each such signal releases it.
+void Runner::release_held_signals() {
+    for (QueueState& qs : queues_) {
+        if (!qs.held_value) continue;
+        VkSemaphoreSubmitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO};
+        wait.semaphore = qs.timeline;
+        wait.value = qs.held_value;
+        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        VkSubmitInfo2 si{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
+        si.waitSemaphoreInfoCount = 1;
+        si.pWaitSemaphoreInfos = &wait;
+        VK_CHECK(vkQueueSubmit2(qs.queue, 1, &si, VK_NULL_HANDLE));
+        qs.held_value = 0;
+        log("release the held signal %llu of queue %zu's timeline (the program is over)",
+            static_cast<unsigned long long>(wait.value), size_t(&qs - queues_.data()));
+    }
+    VK_CHECK(vkDeviceWaitIdle(ctx_.device));
+}
+
 int Runner::run() {
     create_device();
     create_pipelines();
@@ -1375,6 +1398,7 @@ int Runner::run() {
     std::printf("random_program: %u host reads, %zu submissions, %zu command buffers\n", reads_, subs_.size(),
                 cbs_.size());
     if (dump_) std::fclose(dump_);
+    if (shared_) release_held_signals();
     // Tear-down (the device is idle).
     for (Slot& s : slots_)
         if (s.alive) vkapp::destroy_buffer(ctx_, s.buf);
