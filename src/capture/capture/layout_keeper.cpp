@@ -1,11 +1,14 @@
 #include "capture/layout_keeper.h"
 
+#include <algorithm>
+
 namespace slipstream::capture {
 
 uint64_t LayoutKeeper::hold() {
     std::lock_guard lock(mutex_);
     const uint64_t e = epoch_.load(std::memory_order_relaxed);
-    ++live_[e];
+    if (live_.empty() || live_.back().first != e) live_.emplace_back(e, 0);
+    ++live_.back().second;
     return e;
 }
 
@@ -13,8 +16,9 @@ void LayoutKeeper::release(uint64_t epoch) {
     std::vector<Kept> free;
     {
         std::lock_guard lock(mutex_);
-        auto it = live_.find(epoch);
-        if (it == live_.end()) return;
+        auto it = std::lower_bound(live_.begin(), live_.end(), epoch,
+                                   [](const std::pair<uint64_t, uint32_t>& l, uint64_t e) { return l.first < e; });
+        if (it == live_.end() || it->first != epoch) return;
         if (--it->second == 0) live_.erase(it);
         if (kept_.empty()) return;
         free = take_free_locked();
@@ -24,7 +28,7 @@ void LayoutKeeper::release(uint64_t epoch) {
 
 std::vector<LayoutKeeper::Kept> LayoutKeeper::take_free_locked() {
     std::vector<Kept> free;
-    const uint64_t oldest_live = live_.empty() ? UINT64_MAX : live_.begin()->first;
+    const uint64_t oldest_live = live_.empty() ? UINT64_MAX : live_.front().first;
     for (size_t i = 0; i < kept_.size();) {
         if (kept_[i].epoch < oldest_live) {
             free.push_back(kept_[i]);
@@ -45,7 +49,7 @@ void LayoutKeeper::destroy(VkDevice device, const Destroyers& with, Kind kind, u
         k.epoch = epoch_.fetch_add(1, std::memory_order_acq_rel);
         device_ = device;
         with_ = with;
-        if (!live_.empty() && live_.begin()->first <= k.epoch) {
+        if (!live_.empty() && live_.front().first <= k.epoch) {
             kept_.push_back(k);
             return;
         }

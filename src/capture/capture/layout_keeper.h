@@ -19,8 +19,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace slipstream::capture {
@@ -65,7 +65,9 @@ private:
 
     mutable std::mutex mutex_;
     std::atomic<uint64_t> epoch_{0};
-    std::map<uint64_t, uint32_t> live_;  // epoch -> live captures begun in it
+    // Epoch -> live captures begun in it, oldest first. Epochs only grow, so a hold adds at the
+    // back: a vector, not a map, so that a command buffer's begin and reset allocate nothing.
+    std::vector<std::pair<uint64_t, uint32_t>> live_;
     std::vector<Kept> kept_;
     VkDevice device_ = VK_NULL_HANDLE;
     Destroyers with_{};

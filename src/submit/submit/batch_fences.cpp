@@ -34,6 +34,12 @@ bool BatchFences::find(VkFence fence, PendingFence* out) {
 }
 
 void BatchFences::forget(uint32_t count, const VkFence* fences, bool destroyed) {
+    // Every reset and destroy of a fence comes here: with nothing followed, no lock. (A fence
+    // the application resets or destroys is not being submitted meanwhile: its insertion, if
+    // any, happened before and shows in the counts.)
+    if (count_.load(std::memory_order_acquire) == 0 && failed_count_.load(std::memory_order_acquire) == 0 &&
+        exportable_count_.load(std::memory_order_acquire) == 0)
+        return;
     std::lock_guard lock(mutex_);
     for (uint32_t i = 0; i < count; ++i) {
         pending_.erase(fences[i]);
