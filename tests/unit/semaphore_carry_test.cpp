@@ -1,5 +1,6 @@
 // Which submissions' semaphores a batch can carry (submit/semaphore_carry.h).
 #include "submit/semaphore_carry.h"
+#include "submit/batch_queue.h"
 #include "submit/timeline_signal.h"
 
 #include <gtest/gtest.h>
@@ -244,4 +245,14 @@ TEST(SemaphoreCarry, BatchSubmissionNamesReachedWaitsAfterCarriedOnes) {
     // Reached waits alone: named all the same.
     const BatchSubmission only(1, &cb, nullptr, {}, {}, {{sem(3), 4}});
     EXPECT_EQ(only.infos()[0].waitSemaphoreCount, 1u);
+}
+
+// A batch that names only waits already met still holds semaphore operations: another queue's
+// next signal of that semaphore goes after it (flush_holders_before), in the order the
+// application made them.
+TEST(SemaphoreCarry, ReachedWaitsAloneHoldTheBatch) {
+    HeldBatch b;
+    EXPECT_FALSE(b.holds_semaphores());
+    b.reached_waits.push_back({sem(3), 4});
+    EXPECT_TRUE(b.holds_semaphores());
 }

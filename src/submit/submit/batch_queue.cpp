@@ -36,6 +36,13 @@ void BatchQueue::add_signals(const std::vector<SemaphoreValue>& signals) {
     count_holder(before);
 }
 
+void BatchQueue::add_reached_waits(const std::vector<SemaphoreValue>& waits) {
+    if (waits.empty()) return;
+    const bool before = open_.holds_semaphores();
+    open_.reached_waits.insert(open_.reached_waits.end(), waits.begin(), waits.end());
+    count_holder(before);
+}
+
 void BatchQueue::add_waits(const std::vector<SemaphoreValue>& waits) {
     if (waits.empty()) return;
     const bool before = open_.holds_semaphores();
@@ -101,6 +108,20 @@ bool BatchQueue::signals_any(uint32_t count, const VkSemaphore* semaphores) cons
     if (in(open_) || (recording_ && in(*recording_))) return true;
     for (const HeldBatch& b : sealed_)
         if (in(b)) return true;
+    return false;
+}
+
+bool BatchQueue::waits_any(uint32_t count, const VkSemaphore* semaphores) const {
+    auto in = [&](const std::vector<SemaphoreValue>& list) {
+        for (const SemaphoreValue& held : list)
+            for (uint32_t i = 0; i < count; ++i)
+                if (semaphores[i] == held.semaphore) return true;
+        return false;
+    };
+    auto batch = [&](const HeldBatch& b) { return in(b.waits) || in(b.reached_waits); };
+    if (batch(open_) || (recording_ && batch(*recording_))) return true;
+    for (const HeldBatch& b : sealed_)
+        if (batch(b)) return true;
     return false;
 }
 

@@ -38,8 +38,9 @@ struct HeldBatch {
     // signal no wait has taken yet) would otherwise pair a later wait of the same semaphore
     // with the signal this one took, and lose track of what the later one waits for.
     std::vector<SemaphoreValue> reached_waits;
-    // It holds semaphore operations an observer elsewhere must see submitted first.
-    bool holds_semaphores() const { return !signals.empty() || !waits.empty(); }
+    // It holds semaphore operations an observer elsewhere must see submitted first (reached
+    // waits too: another queue's signal of that semaphore goes after them, as it came).
+    bool holds_semaphores() const { return !signals.empty() || !waits.empty() || !reached_waits.empty(); }
     uint32_t ops = 0, records = 0, lazy = 0;
     uint64_t opened_ns = 0;
     // Opened by a submission made after the application saw everything before it on the
@@ -77,9 +78,7 @@ public:
     // The waits of the submission that opened the batch: the batch's submission waits.
     void add_waits(const std::vector<SemaphoreValue>& waits);
     // Waits already met that the batch's submission names all the same (HeldBatch).
-    void add_reached_waits(const std::vector<SemaphoreValue>& waits) {
-        open_.reached_waits.insert(open_.reached_waits.end(), waits.begin(), waits.end());
-    }
+    void add_reached_waits(const std::vector<SemaphoreValue>& waits);
     // Whether the open batch signals binary `semaphore` (a later wait in it may take that).
     bool signals_binary(VkSemaphore semaphore) const;
     // A wait in the open batch took its last signal of binary `semaphore`: neither goes.
@@ -93,6 +92,8 @@ public:
     bool holds_any(uint32_t count, const VkFence* fences) const;
     // Whether a batch not yet submitted signals one of these semaphores.
     bool signals_any(uint32_t count, const VkSemaphore* semaphores) const;
+    // Whether a batch not yet submitted waits on one of these semaphores (reached waits too).
+    bool waits_any(uint32_t count, const VkSemaphore* semaphores) const;
     // With the recording lock held too: takes out the oldest sealed batch (there is one), or
     // the open one.
     HeldBatch take_sealed();

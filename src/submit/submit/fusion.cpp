@@ -186,11 +186,36 @@ bool needs_holders_first(const DeviceState& d, uint32_t count, const Info* submi
     return false;
 }
 
+// Another queue's held batch that waits on a timeline semaphore this call signals goes first,
+// so that the waits and signals of one semaphore reach the driver in the order the application
+// made them: fusion may hold a wait (even one already met) past another queue's next signal,
+// which is valid, but a layer below that pairs each wait with the oldest signal no wait took
+// (the validation layer) then pairs the later wait with nothing and reports a race.
+template <typename Info>
+VkResult flush_waiters_before(DeviceState& d, const QueueState* q, uint32_t count, const Info* submits) {
+    constexpr uint32_t kMax = 8;
+    VkSemaphore signaled[kMax];
+    uint32_t n = 0;
+    bool many = false;
+    for (uint32_t i = 0; i < count; ++i)
+        for (uint32_t j = 0; j < signals_of(submits[i]); ++j) {
+            const VkSemaphore s = signal_of(submits[i], j);
+            if (binary(d, s)) continue;  // (binary signals flush every holder already)
+            if (n < kMax) signaled[n++] = s;
+            else many = true;
+        }
+    if (n == 0) return VK_SUCCESS;
+    const QueueFusion* skip = q ? q->fusion.get() : nullptr;
+    return flush_open(d, FlushReason::PassThrough, [&](const QueueFusion& f) {
+        return &f != skip && f.holds_signals() && (many || f.waits_any(n, signaled));
+    });
+}
+
 template <typename Info>
 VkResult flush_holders_before_as(DeviceState& d, const QueueState* q, uint32_t count, const Info* submits) {
     if (!d.fusion || d.held_signal_batches.load(std::memory_order_acquire) == 0) return VK_SUCCESS;
-    if (!needs_holders_first(d, count, submits)) return VK_SUCCESS;
-    return flush_signal_holders(d, q);
+    if (needs_holders_first(d, count, submits)) return flush_signal_holders(d, q);
+    return flush_waiters_before(d, q, count, submits);
 }
 }  // namespace
 

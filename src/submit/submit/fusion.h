@@ -72,7 +72,9 @@ VkResult flush_signal_holders(DeviceState& d, const QueueState* except = nullptr
 VkResult flush_signalers_of(DeviceState& d, uint32_t count, const VkSemaphore* semaphores);
 // The same before a submission to `q` that waits on a semaphore, or signals a binary one that
 // a held batch of another queue may wait for (that wait must reach the driver before the new
-// signal). One atomic load while no batch holds semaphores.
+// signal); before one that signals a timeline semaphore, the other queues' held batches that
+// wait on it (the waits and signals of one semaphore reach the driver in the application's
+// order). One atomic load while no batch holds semaphores.
 VkResult flush_holders_before(DeviceState& d, const QueueState* q, uint32_t count, const VkSubmitInfo* submits);
 VkResult flush_holders_before(DeviceState& d, const QueueState* q, uint32_t count, const VkSubmitInfo2* submits);
 // vkDestroySemaphore, after flush_before_destroy: the queues forget what they noted of it.

@@ -196,6 +196,8 @@ public:
     bool signals_any(uint32_t count, const VkSemaphore* semaphores) const {
         return batches_.signals_any(count, semaphores);
     }
+    // With the queue lock held: whether a batch held waits on one of these semaphores.
+    bool waits_any(uint32_t count, const VkSemaphore* semaphores) const { return batches_.waits_any(count, semaphores); }
     // Whether one of these fences is the one of the latest fusable submission.
     bool latest_fence_in(uint32_t count, const VkFence* fences) const { return waits_.latest_fence_in(count, fences); }
     VkSemaphore timeline() const { return timeline_.timeline(); }
