@@ -237,18 +237,20 @@ def check_chunk(args, first, count, configs):
         return [(first, *check_seed(args, first, configs))]
     batches = [run_once(args, first, c, count=count) for c in configs]
     seeds = range(first, first + count)
-    # Per batch: each seed's validation message lines (from its "begins" line on stderr), and
-    # whether the process broke beyond messages (then the seeds it did not finish are suspect,
-    # all of them where it finished every one).
+    # Per batch: each seed's validation message lines (from its "begins" line on stderr; those
+    # before the first, at device creation, count for the first seed, those after the last
+    # program, at device destruction, for the last), and whether the process broke beyond
+    # messages (then the seeds it did not finish are suspect, all of them where it finished
+    # every one).
     own, races, broken = [], [], []
     for b in batches:
-        lines, cur = {}, None
+        lines, cur = {first: []}, first
         for line in b.output.splitlines():
             m = BATCH_BEGIN_RE.match(line.strip())
             if m:
                 cur = int(m.group(1))
-                lines[cur] = []
-            elif cur is not None and any(k in line for k in MESSAGE_MARKERS) and not line.startswith(IGNORED_PREFIX):
+                lines.setdefault(cur, [])
+            elif any(k in line for k in MESSAGE_MARKERS) and not line.startswith(IGNORED_PREFIX):
                 lines[cur].append(line)
         own.append({s: [l for l in lines.get(s, []) if not self_race(l)] for s in seeds})
         races.append(sum(1 for s in seeds for l in lines.get(s, []) if self_race(l)))
@@ -280,7 +282,7 @@ def check_chunk(args, first, count, configs):
         runs, failed = check_seed(args, seed, configs)
         for b in batches:
             r = next(r for r in runs if r.config == b.config)
-            if b.config in why and not r.problems:
+            if b.config in why and not r.problems and not r.misread:
                 r.problems.append(f"failed in a batch of {count} from seed {first} ({why[b.config]}), passed alone")
                 r.output = b.output
                 failed.append(r.config)
