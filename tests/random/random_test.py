@@ -127,7 +127,6 @@ def run_once(args, seed, config, ops=None, drop=None, count=1):
     validation messages during it)."""
     name, mode, extra = config
     run = Run(name)
-    run.batch = {}
     if mode == "off+validation":
         env = slipstream_env.layer_env("off", args.build_dir, extra_layers_below=[slipstream_env.VALIDATION])
         env["VK_LAYER_ENABLES"] = slipstream_env.validation_enables()

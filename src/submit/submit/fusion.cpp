@@ -193,6 +193,13 @@ bool needs_holders_first(const DeviceState& d, uint32_t count, const Info* submi
 // (the validation layer) then pairs the later wait with nothing and reports a race.
 template <typename Info>
 VkResult flush_waiters_before(DeviceState& d, const QueueState* q, uint32_t count, const Info* submits) {
+    const QueueFusion* skip = q ? q->fusion.get() : nullptr;
+    // Only another queue's held semaphores matter (one queue keeps its own order): a program of
+    // one fusing queue pays no look at its signals' kinds.
+    const FusingQueues queues(d);
+    bool others = false;
+    for (size_t i = 0; i < queues.size() && !others; ++i) others = queues[i] != skip && queues[i]->holds_signals();
+    if (!others) return VK_SUCCESS;
     constexpr uint32_t kMax = 8;
     VkSemaphore signaled[kMax];
     uint32_t n = 0;
@@ -205,7 +212,6 @@ VkResult flush_waiters_before(DeviceState& d, const QueueState* q, uint32_t coun
             else many = true;
         }
     if (n == 0) return VK_SUCCESS;
-    const QueueFusion* skip = q ? q->fusion.get() : nullptr;
     return flush_open(d, FlushReason::PassThrough, [&](const QueueFusion& f) {
         return &f != skip && f.holds_signals() && (many || f.waits_any(n, signaled));
     });
