@@ -1,5 +1,7 @@
 #include "submit/batch_fences.h"
 
+#include "submit/queue_fusion.h"
+
 namespace slipstream::submit {
 
 void BatchFences::fence_created(VkFence fence, const VkFenceCreateInfo& info) {
@@ -23,6 +25,26 @@ void BatchFences::answer_later(const PendingFence& pending) {
     std::lock_guard lock(mutex_);
     pending_[pending.fence] = pending;
     count_.store(pending_.size(), std::memory_order_release);
+}
+
+void BatchFences::answer_later(const VkFence* fences, size_t count, QueueFusion* queue, VkSemaphore timeline,
+                               uint64_t value) {
+    std::lock_guard lock(mutex_);
+    for (size_t i = 0; i < count; ++i) pending_[fences[i]] = {fences[i], queue, timeline, value};
+    count_.store(pending_.size(), std::memory_order_release);
+}
+
+bool BatchFences::seen_done(uint32_t count, const VkFence* fences, bool wait_all) {
+    if (count == 0 || none()) return false;
+    std::lock_guard lock(mutex_);
+    for (uint32_t i = 0; i < count; ++i) {
+        auto it = pending_.find(fences[i]);
+        // (An armed replay's fences are answered from a semaphore of the replay's own.)
+        const PendingFence* p = it != pending_.end() ? &it->second : nullptr;
+        const bool done = p && p->timeline == p->queue->timeline() && p->value <= p->queue->completed_seen();
+        if (done != wait_all) return done;
+    }
+    return wait_all;
 }
 
 bool BatchFences::find(VkFence fence, PendingFence* out) {

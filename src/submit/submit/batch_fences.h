@@ -44,11 +44,20 @@ public:
     void fence_created(VkFence fence, const VkFenceCreateInfo& info);
     // One atomic load while the device has no exportable fence (every fused submit asks).
     bool exportable(VkFence fence);
+    // Whether the device made any exportable fence (one atomic load).
+    bool exportable_any() const { return exportable_count_.load(std::memory_order_acquire) != 0; }
     // A batch that signals `value` on `timeline` holds this fence's work.
     void answer_later(const PendingFence& pending);
+    // The same for `count` fences of one batch, under one lock (the flusher's contention with
+    // waits and resets on the application's threads stays one acquisition per batch).
+    void answer_later(const VkFence* fences, size_t count, QueueFusion* queue, VkSemaphore timeline, uint64_t value);
     // Nothing is answered from a timeline: one atomic load.
     bool none() const { return count_.load(std::memory_order_acquire) == 0; }
     bool find(VkFence fence, PendingFence* out);
+    // Whether these fences (all of them, or any: `wait_all`) are answered from a timeline that
+    // was already seen past their values (QueueFusion::completed_seen): signaled, known without
+    // a driver call or a queue's lock. False where any is not answered so (ask on).
+    bool seen_done(uint32_t count, const VkFence* fences, bool wait_all);
     // Forgets these fences (reset, destroy, import); `destroyed` also forgets exportability.
     void forget(uint32_t count, const VkFence* fences, bool destroyed = false);
     // Removes these fences' entries and returns them (to be made real).

@@ -168,7 +168,9 @@ bool owes_closing(const QueueFusion& f, const Classified& c) {
 // recorded command buffer goes into a batch, flushed at once; so does one the closing barrier
 // the queue owes must come before: the batch's replay puts it there.)
 bool goes_direct(DeviceState& d, const QueueState& q, QueueFusion& f, const Classified& c) {
-    const bool idle_latency = submit_directly(f.latency_mode(), f.has_pending(), f.in_flight()) && f.waits_seen_below();
+    // (A streaming queue reads no counter here.)
+    const bool idle_latency =
+        f.latency_mode() && submit_directly(true, f.has_pending(), f.in_flight()) && f.waits_seen_below();
     d.latency_families.note(q.family, idle_latency);
     return !c.lazy && idle_latency && !owes_closing(f, c);
 }

@@ -290,6 +290,23 @@ void note_device_wait(DeviceState& d) {
     for (size_t i = 0; i < queues.size(); ++i) queues[i]->note_wait();
 }
 
+bool answered_fences_done(DeviceState& d, uint32_t count, const VkFence* fences, bool wait_all) {
+    if (!d.fusion || d.lost.load(std::memory_order_acquire) || !d.fusion->fences().seen_done(count, fences, wait_all))
+        return false;
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i)
+        if (queues[i]->latest_fence_in(count, fences)) queues[i]->note_wait();
+    return true;
+}
+
+void note_timelines_reached(DeviceState& d, uint32_t count, const VkSemaphore* timelines, const uint64_t* values) {
+    if (!d.fusion) return;
+    const FusingQueues queues(d);
+    for (size_t i = 0; i < queues.size(); ++i)
+        for (uint32_t k = 0; k < count; ++k)
+            if (queues[i]->timeline() == timelines[k]) queues[i]->saw_completed(values[k]);
+}
+
 VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences) {
     if (!d.fusion) return VK_SUCCESS;
     // A wait on a queue's newest fence is a wait for everything it was given: what the queue's

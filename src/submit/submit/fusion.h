@@ -110,6 +110,14 @@ void note_device_wait(DeviceState& d);
 // of them (the others can signal without: their work reached the driver already).
 VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences);
 
+// Before a wait on or status query of these fences: whether they are answered from timelines
+// already seen past their values (all of them, or any: `wait_all`), so signaled. No queue's
+// lock and no driver call: a ring's older fence, waited for before its command buffer is
+// reused, costs a lookup. A wait on a queue's newest fence is still noted (the queue's mode).
+bool answered_fences_done(DeviceState& d, uint32_t count, const VkFence* fences, bool wait_all);
+// A wait on answered fences returned: their timelines reached `values` (QueueFusion::saw_completed).
+void note_timelines_reached(DeviceState& d, uint32_t count, const VkSemaphore* timelines, const uint64_t* values);
+
 // Holds a fusing queue's lock, its open batch flushed, for as long as it lives: wraps the
 // VkQueue functions other than submissions (labels, sparse binding, present...), so the
 // driver never sees the flusher and the application on one queue at once. Does nothing for a

@@ -216,6 +216,12 @@ VkResult QueueFusion::answer_earlier_fences(const HeldBatch& b, bool batched, ui
     // command buffers, signaled by an empty submission after it (it signals once all work
     // submitted before it has completed).
     BatchFences* answers = d_.fusion ? &d_.fusion->fences() : nullptr;
+    if (b.fences.size() < 2) return VK_SUCCESS;
+    if (batched && answers && !answers->exportable_any()) {
+        answers->answer_later(b.fences.data(), b.fences.size() - 1, this, timeline_.timeline(), value);
+        d_.stats.add(Counter::FencesAnswered, b.fences.size() - 1);
+        return VK_SUCCESS;
+    }
     VkResult r = VK_SUCCESS;
     for (size_t i = 0; i + 1 < b.fences.size(); ++i) {
         if (batched && answers && !answers->exportable(b.fences[i])) {

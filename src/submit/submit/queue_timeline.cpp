@@ -98,6 +98,7 @@ uint64_t QueueTimeline::completed_value() {
     uint64_t value = 0;
     if (watch_device_loss(d_, d_.fusion_counter_value(d_.device, timeline_, &value)) != VK_SUCCESS)
         return 0;  // lost (or out of memory): nothing completes
+    saw_completed(value);
     return value;
 }
 

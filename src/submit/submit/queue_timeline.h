@@ -107,6 +107,14 @@ public:
     // The value the newest submission signals (read under the queue lock for an exact answer).
     uint64_t submitted_value() const { return submitted_.load(std::memory_order_acquire); }
     uint64_t submit_cost_ns() const { return submit_cost_ns_.load(std::memory_order_relaxed); }
+    // The highest value any read of the timeline returned: everything up to it completed (a
+    // wait on an answered fence whose value it passed needs no driver call).
+    uint64_t completed_seen() const { return completed_seen_.load(std::memory_order_acquire); }
+    void saw_completed(uint64_t value) {
+        uint64_t seen = completed_seen_.load(std::memory_order_relaxed);
+        while (seen < value && !completed_seen_.compare_exchange_weak(seen, value, std::memory_order_acq_rel)) {
+        }
+    }
 
 private:
     struct InFlight {
@@ -137,6 +145,7 @@ private:
     FollowedFence follow_;
     ArmedReplay armed_;
     std::atomic<uint64_t> submit_cost_ns_{20000};  // round trip; a guess until measured
+    std::atomic<uint64_t> completed_seen_{0};
     uint64_t probe_value_ = 0;                     // a submission made on an idle GPU ...
     uint64_t probe_start_ns_ = 0;                  // ... and when it was made
     bool untracked_work_ = false;                  // poll_idle
