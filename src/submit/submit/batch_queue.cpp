@@ -10,7 +10,7 @@ void BatchQueue::open_at(uint64_t now, bool after_wait) {
     open_.opened_ns = now;
     open_.after_wait = after_wait;
     pending_.fetch_add(1, std::memory_order_acq_rel);
-    d_.open_batches.fetch_add(1, std::memory_order_acq_rel);
+    d_.open_batches.fetch_add(1, std::memory_order_seq_cst);  // (DeviceFusion::watching_)
 }
 
 void BatchQueue::add(const CommandBufferState& cb) {

@@ -58,9 +58,22 @@ void DeviceFusion::run() {
 #endif
     std::unique_lock lock(mutex_);
     while (!stop_) {
-        if (d_.open_batches.load(std::memory_order_acquire) == 0) {
+        if (d_.open_batches.load(std::memory_order_seq_cst) == 0) {
+            if (d_.armed_replays.load(std::memory_order_acquire) == 0 && poll_ns > 0 && !semaphores_.empty()) {
+                // Our work still runs (a stream's batches, most often): look again in poll_ns
+                // rather than sleep until the next batch opens and wakes us.
+                watching_.store(true, std::memory_order_seq_cst);
+                if (!stop_ && !woken_ && d_.open_batches.load(std::memory_order_seq_cst) == 0)
+                    cv_.wait_for(lock, std::chrono::nanoseconds(poll_ns));
+                woken_ = false;
+                lock.unlock();
+                drop_completed_timelines();
+                lock.lock();
+                continue;
+            }
+            watching_.store(false, std::memory_order_seq_cst);
             if (d_.armed_replays.load(std::memory_order_acquire) == 0) {
-                cv_.wait(lock, [&] { return stop_ || woken_; });
+                cv_.wait(lock, [&] { return stop_ || woken_ || d_.open_batches.load(std::memory_order_seq_cst) != 0; });
             } else {
                 lock.unlock();
                 uint64_t wake_at = UINT64_MAX;
@@ -81,13 +94,16 @@ void DeviceFusion::run() {
         if (!semaphores_.empty() && poll_ns > 0) {
             // Polling: the next look at the queues' counters (flusher_turn reads them) comes
             // after poll_ns, or at once when a batch is sealed or opened (wake()).
+            watching_.store(true, std::memory_order_seq_cst);
             lock.lock();
             if (!stop_ && !woken_) cv_.wait_for(lock, std::chrono::nanoseconds(std::min(timeout, poll_ns)));
             woken_ = false;
         } else if (!semaphores_.empty()) {
+            watching_.store(false, std::memory_order_seq_cst);
             wait_for_timelines(timeout);
             lock.lock();
         } else {
+            watching_.store(false, std::memory_order_seq_cst);
             lock.lock();
             if (timeout > 0 && !stop_) cv_.wait_for(lock, std::chrono::nanoseconds(timeout));
         }
@@ -121,6 +137,19 @@ void DeviceFusion::watch_armed(uint64_t* wake_at) {
         std::lock_guard lock(queues[i]->locks().queue());
         queues[i]->disarm_if_late(now, wake_at);
     }
+}
+
+void DeviceFusion::drop_completed_timelines() {
+    size_t kept = 0;
+    for (size_t i = 0; i < semaphores_.size(); ++i) {
+        uint64_t value = 0;
+        if (d_.fusion_counter_value(d_.device, semaphores_[i], &value) == VK_SUCCESS && value < values_[i]) {
+            semaphores_[kept] = semaphores_[i];
+            values_[kept++] = values_[i];
+        }
+    }
+    semaphores_.resize(kept);
+    values_.resize(kept);
 }
 
 void DeviceFusion::wait_for_timelines(uint64_t timeout_ns) {

@@ -10,6 +10,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -32,6 +33,12 @@ public:
     // A batch stays open (the flusher must watch its deadline), or one was sealed (the flusher
     // must record and submit it now, even while it waits for the GPU).
     void wake();
+    // A batch was opened: wakes the flusher unless it is watching our running work, when it
+    // looks at the queues within FLUSHER_POLL_US anyway (no futex call on the submitting
+    // thread for a stream of batches).
+    void opened_batch() {
+        if (!watching_.load(std::memory_order_seq_cst)) wake();
+    }
     BatchFences& fences() { return fences_; }
     // Timeline waits passed through to the driver (semaphore_carry.h).
     AwaitedSemaphores& awaited() { return awaited_; }
@@ -47,6 +54,8 @@ private:
     void watch_armed(uint64_t* wake_at);
     // Blocks in vkWaitSemaphores (ANY) on the collected timelines, with no lock held.
     void wait_for_timelines(uint64_t timeout_ns);
+    // Drops the collected timelines that reached their values (their queues' work is done).
+    void drop_completed_timelines();
 
     DeviceState& d_;
     std::unique_ptr<FuseTrace> trace_;
@@ -54,6 +63,10 @@ private:
     std::condition_variable cv_;
     bool stop_ = false;
     bool woken_ = false;
+    // The flusher polls because work of ours runs (FLUSHER_POLL_US): a batch opened meanwhile is
+    // seen without a wake. Cleared before it sleeps until woken (open_batches is checked after,
+    // both sequentially consistent, so an opening either sees it cleared or is seen).
+    std::atomic<bool> watching_{false};
     std::vector<VkSemaphore> semaphores_;  // (the flusher thread's) timelines to wait for ...
     std::vector<uint64_t> values_;         // ... and the values that mean the GPU ran dry
 

@@ -226,7 +226,7 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, Classified& c, VkFence 
     case AfterAppend::FlushGpuStarving: return flush_now(FlushReason::GpuStarving);
     case AfterAppend::Keep: break;
     }
-    if (!was_open) d.fusion->wake();
+    if (!was_open) d.fusion->opened_batch();
     return VK_SUCCESS;
 }
 
