@@ -112,7 +112,7 @@ VkResult submit_fills(DeviceState& d, GpuZero& z, QueueState& q, QueueFiller& f,
     VkResult r;
     {
         // The queue's lock while it fuses (the flusher submits on it too).
-        std::unique_lock<std::mutex> queue_lock;
+        std::unique_lock<submit::PollingMutex> queue_lock;
         if (q.fusion) {
             queue_lock = std::unique_lock(q.fusion->locks().queue());
             q.fusion->disarm(Counter::ArmDisarmedQueueCall);  // the fill would queue behind it

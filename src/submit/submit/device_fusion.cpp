@@ -114,6 +114,7 @@ void DeviceFusion::serve_queues(uint64_t max_defer_ns, uint64_t* wake_at) {
     const FusingQueues queues(d_);
     semaphores_.clear();
     values_.clear();
+    queues_.clear();
     for (size_t i = 0; i < queues.size(); ++i) {
         QueueFusion* f = queues[i];
         uint64_t value = 0;
@@ -124,6 +125,7 @@ void DeviceFusion::serve_queues(uint64_t max_defer_ns, uint64_t* wake_at) {
             // The GPU runs dry once what runs now is done.
             semaphores_.push_back(f->timeline());
             values_.push_back(value);
+            queues_.push_back(f);
         }
     }
 }
@@ -143,13 +145,17 @@ void DeviceFusion::drop_completed_timelines() {
     size_t kept = 0;
     for (size_t i = 0; i < semaphores_.size(); ++i) {
         uint64_t value = 0;
-        if (d_.fusion_counter_value(d_.device, semaphores_[i], &value) == VK_SUCCESS && value < values_[i]) {
+        if (d_.fusion_counter_value(d_.device, semaphores_[i], &value) != VK_SUCCESS) continue;
+        queues_[i]->saw_completed(value);
+        if (value < values_[i]) {
             semaphores_[kept] = semaphores_[i];
-            values_[kept++] = values_[i];
+            values_[kept] = values_[i];
+            queues_[kept++] = queues_[i];
         }
     }
     semaphores_.resize(kept);
     values_.resize(kept);
+    queues_.resize(kept);
 }
 
 void DeviceFusion::wait_for_timelines(uint64_t timeout_ns) {

@@ -69,6 +69,7 @@ private:
     std::atomic<bool> watching_{false};
     std::vector<VkSemaphore> semaphores_;  // (the flusher thread's) timelines to wait for ...
     std::vector<uint64_t> values_;         // ... and the values that mean the GPU ran dry
+    std::vector<QueueFusion*> queues_;     // ... of these queues
 
     BatchFences fences_;
     AwaitedSemaphores awaited_;

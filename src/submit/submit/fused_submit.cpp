@@ -217,7 +217,7 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, Classified& c, VkFence 
     // An exportable fence must be the driver's own: it leaves with the batch now.
     if (fence && d.fusion->fences().exportable(fence)) return flush_now(FlushReason::Observe);
     if (d.settings.max_defer_us == 0) return flush_now(FlushReason::Deadline);
-    switch (decide_after_append(f.batch_state(), d.settings.batch_max)) {
+    switch (decide_after_append(f.append_state(), d.settings.batch_max)) {
     case AfterAppend::FlushFull:
         // The flusher records and submits it, unless it is behind.
         if (!f.seal()) return flush_now(FlushReason::Full);

@@ -147,8 +147,8 @@ public:
     explicit IdleWaitHold(DeviceState& d);
 
 private:
-    std::unique_lock<std::mutex> one_;
-    std::vector<std::unique_lock<std::mutex>> all_;
+    std::unique_lock<PollingMutex> one_;
+    std::vector<std::unique_lock<PollingMutex>> all_;
 };
 
 }  // namespace slipstream::submit

@@ -13,20 +13,46 @@
 #pragma once
 
 #include "core/clock.h"
+#include "core/cpu_relax.h"
 
 #include <cstdint>
 #include <mutex>
 
 namespace slipstream::submit {
 
+// A mutex whose lock() polls for a while before it blocks. The queue lock is held for a driver
+// call of ours at most (the flusher's vkQueueSubmit of a batch: 6.2 us on average, p90 10 us,
+// H100), while blocking costs the waiter a futex sleep and the scheduler's wake-up: a streaming
+// application's submissions that found the flusher in the driver waited 11.3 us on average, a
+// whole submission's CPU time once per batch. Polling up to kPollNs covers such a hold; a longer
+// one (an idle wait under the lock) blocks after it.
+class PollingMutex {
+public:
+    static constexpr uint64_t kPollNs = 20000;
+    void lock() {
+        if (m_.try_lock()) return;
+        const uint64_t start = now_ns();
+        do {
+            for (int i = 0; i < 32; ++i) cpu_relax();
+            if (m_.try_lock()) return;
+        } while (now_ns() - start < kPollNs);
+        m_.lock();
+    }
+    bool try_lock() { return m_.try_lock(); }
+    void unlock() { m_.unlock(); }
+
+private:
+    std::mutex m_;
+};
+
 class QueueLocks {
 public:
-    std::mutex& queue() { return queue_; }
+    PollingMutex& queue() { return queue_; }
     std::mutex& recording() { return recording_; }
 
 private:
     std::mutex recording_;
-    std::mutex queue_;
+    PollingMutex queue_;
 };
 
 // Holds a queue's locks, taken in QueueLocks' order, until it goes; the only code that takes
@@ -68,7 +94,7 @@ public:
 private:
     QueueLocks& locks_;
     std::unique_lock<std::mutex> recording_;
-    std::unique_lock<std::mutex> queue_;
+    std::unique_lock<PollingMutex> queue_;
     uint64_t waited_ns_ = 0;
 };
 
