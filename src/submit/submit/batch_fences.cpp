@@ -63,14 +63,17 @@ void BatchFences::forget(uint32_t count, const VkFence* fences, bool destroyed) 
         exportable_count_.load(std::memory_order_acquire) == 0)
         return;
     std::lock_guard lock(mutex_);
+    size_t erased = 0, failed = 0, exportable = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        pending_.erase(fences[i]);
-        failed_.erase(fences[i]);
-        if (destroyed) exportable_.erase(fences[i]);
+        erased += pending_.erase(fences[i]);
+        if (!failed_.empty()) failed += failed_.erase(fences[i]);
+        if (destroyed && !exportable_.empty()) exportable += exportable_.erase(fences[i]);
     }
-    count_.store(pending_.size(), std::memory_order_release);
-    failed_count_.store(failed_.size(), std::memory_order_release);
-    exportable_count_.store(exportable_.size(), std::memory_order_release);
+    // Only what changed is written: the counts sit on lines other threads read at every
+    // submission and wait (a store would take each line from them).
+    if (erased) count_.store(pending_.size(), std::memory_order_release);
+    if (failed) failed_count_.store(failed_.size(), std::memory_order_release);
+    if (exportable) exportable_count_.store(exportable_.size(), std::memory_order_release);
 }
 
 void BatchFences::fail(VkFence fence, VkResult error) {
