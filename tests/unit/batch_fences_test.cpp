@@ -44,3 +44,27 @@ TEST(BatchFences, FailureReplacesTimelineAnswer) {
     f.forget(1, one, true);  // vkDestroyFence
     EXPECT_EQ(f.failure(1, one), VK_SUCCESS);
 }
+
+// A fence answered from a timeline is known signaled, without a driver call, once a read of that
+// timeline was seen at or past its value (the ring of fences a naive runtime waits on); all or
+// any, as the wait asks; never for a fence not answered so, nor for an armed replay's (no
+// counter of the layer's: `seen` null).
+TEST(BatchFences, SeenDoneOnceTheTimelineWasSeenPastTheValue) {
+    BatchFences f;
+    std::atomic<uint64_t> seen{4};
+    const VkFence ring[] = {fence(1), fence(2)};
+    f.answer_later(ring, 2, {VK_NULL_HANDLE, nullptr, VK_NULL_HANDLE, 5, &seen});
+    f.answer_later({fence(3), nullptr, VK_NULL_HANDLE, 1, nullptr});  // an armed replay's
+    EXPECT_FALSE(f.seen_done(2, ring, true));
+    seen = 5;
+    EXPECT_TRUE(f.seen_done(1, ring, true));
+    EXPECT_TRUE(f.seen_done(2, ring, true));
+    const VkFence mixed[] = {fence(1), fence(9)};  // fence 9: not answered from a timeline
+    EXPECT_FALSE(f.seen_done(2, mixed, true));
+    EXPECT_TRUE(f.seen_done(2, mixed, false));
+    const VkFence armed[] = {fence(3)};
+    EXPECT_FALSE(f.seen_done(1, armed, true));
+    f.forget(1, ring);  // vkResetFences of fence 1
+    EXPECT_FALSE(f.seen_done(1, ring, true));
+    EXPECT_TRUE(f.seen_done(1, ring + 1, true));
+}

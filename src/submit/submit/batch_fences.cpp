@@ -1,7 +1,5 @@
 #include "submit/batch_fences.h"
 
-#include "submit/queue_fusion.h"
-
 namespace slipstream::submit {
 
 void BatchFences::fence_created(VkFence fence, const VkFenceCreateInfo& info) {
@@ -27,10 +25,13 @@ void BatchFences::answer_later(const PendingFence& pending) {
     count_.store(pending_.size(), std::memory_order_release);
 }
 
-void BatchFences::answer_later(const VkFence* fences, size_t count, QueueFusion* queue, VkSemaphore timeline,
-                               uint64_t value) {
+void BatchFences::answer_later(const VkFence* fences, size_t count, const PendingFence& answer) {
     std::lock_guard lock(mutex_);
-    for (size_t i = 0; i < count; ++i) pending_[fences[i]] = {fences[i], queue, timeline, value};
+    for (size_t i = 0; i < count; ++i) {
+        PendingFence& p = pending_[fences[i]];
+        p = answer;
+        p.fence = fences[i];
+    }
     count_.store(pending_.size(), std::memory_order_release);
 }
 
@@ -39,9 +40,8 @@ bool BatchFences::seen_done(uint32_t count, const VkFence* fences, bool wait_all
     std::lock_guard lock(mutex_);
     for (uint32_t i = 0; i < count; ++i) {
         auto it = pending_.find(fences[i]);
-        // (An armed replay's fences are answered from a semaphore of the replay's own.)
         const PendingFence* p = it != pending_.end() ? &it->second : nullptr;
-        const bool done = p && p->timeline == p->queue->timeline() && p->value <= p->queue->completed_seen();
+        const bool done = p && p->seen && p->value <= p->seen->load(std::memory_order_acquire);
         if (done != wait_all) return done;
     }
     return wait_all;

@@ -36,6 +36,10 @@ struct PendingFence {
     QueueFusion* queue = nullptr;
     VkSemaphore timeline = VK_NULL_HANDLE;
     uint64_t value = 0;  // signaled once the fence's work completed
+    // The highest value any read of `timeline` returned (QueueTimeline::completed_seen), where
+    // the layer keeps one: at or above `value`, the fence is known signaled. Null for an armed
+    // replay's fences (answered from a semaphore of the replay's own).
+    const std::atomic<uint64_t>* seen = nullptr;
 };
 
 class BatchFences {
@@ -50,7 +54,8 @@ public:
     void answer_later(const PendingFence& pending);
     // The same for `count` fences of one batch, under one lock (the flusher's contention with
     // waits and resets on the application's threads stays one acquisition per batch).
-    void answer_later(const VkFence* fences, size_t count, QueueFusion* queue, VkSemaphore timeline, uint64_t value);
+    // `answer` holds what they share (its `fence` is not read).
+    void answer_later(const VkFence* fences, size_t count, const PendingFence& answer);
     // Nothing is answered from a timeline: one atomic load.
     bool none() const { return count_.load(std::memory_order_acquire) == 0; }
     bool find(VkFence fence, PendingFence* out);

@@ -230,14 +230,15 @@ VkResult QueueFusion::answer_earlier_fences(const HeldBatch& b, bool batched, ui
     BatchFences* answers = d_.fusion ? &d_.fusion->fences() : nullptr;
     if (b.fences.size() < 2) return VK_SUCCESS;
     if (batched && answers && !answers->exportable_any()) {
-        answers->answer_later(b.fences.data(), b.fences.size() - 1, this, timeline_.timeline(), value);
+        answers->answer_later(b.fences.data(), b.fences.size() - 1,
+                              {VK_NULL_HANDLE, this, timeline_.timeline(), value, &timeline_.completed_seen_counter()});
         d_.stats.add(Counter::FencesAnswered, b.fences.size() - 1);
         return VK_SUCCESS;
     }
     VkResult r = VK_SUCCESS;
     for (size_t i = 0; i + 1 < b.fences.size(); ++i) {
         if (batched && answers && !answers->exportable(b.fences[i])) {
-            answers->answer_later({b.fences[i], this, timeline_.timeline(), value});
+            answers->answer_later({b.fences[i], this, timeline_.timeline(), value, &timeline_.completed_seen_counter()});
             d_.stats.add(Counter::FencesAnswered);
         } else if (r == VK_SUCCESS) {
             r = signal_fence(b.fences[i]);

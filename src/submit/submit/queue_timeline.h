@@ -110,6 +110,7 @@ public:
     // The highest value any read of the timeline returned: everything up to it completed (a
     // wait on an answered fence whose value it passed needs no driver call).
     uint64_t completed_seen() const { return completed_seen_.load(std::memory_order_acquire); }
+    const std::atomic<uint64_t>& completed_seen_counter() const { return completed_seen_; }
     void saw_completed(uint64_t value) {
         uint64_t seen = completed_seen_.load(std::memory_order_relaxed);
         while (seen < value && !completed_seen_.compare_exchange_weak(seen, value, std::memory_order_acq_rel)) {
