@@ -59,9 +59,12 @@ void DeviceFusion::run() {
     std::unique_lock lock(mutex_);
     while (!stop_) {
         if (d_.open_batches.load(std::memory_order_seq_cst) == 0) {
-            if (d_.armed_replays.load(std::memory_order_acquire) == 0 && poll_ns > 0 && !semaphores_.empty()) {
+            if (d_.armed_replays.load(std::memory_order_acquire) == 0 && poll_ns > 0 && !semaphores_.empty() &&
+                now_ns() < watch_until_) {
                 // Our work still runs (a stream's batches, most often): look again in poll_ns
-                // rather than sleep until the next batch opens and wakes us.
+                // rather than sleep until the next batch opens and wakes us. Only for as long
+                // as a batch may wait (MAX_DEFER_US) since the last one was served: a long GPU
+                // job with nothing submitted after it costs no polling beyond that.
                 watching_.store(true, std::memory_order_seq_cst);
                 if (!stop_ && !woken_ && d_.open_batches.load(std::memory_order_seq_cst) == 0)
                     cv_.wait_for(lock, std::chrono::nanoseconds(poll_ns));
@@ -88,6 +91,7 @@ void DeviceFusion::run() {
         lock.unlock();
         uint64_t wake_at = UINT64_MAX;
         serve_queues(max_defer_ns, &wake_at);
+        watch_until_ = now_ns() + max_defer_ns;
         if (d_.armed_replays.load(std::memory_order_acquire) != 0) watch_armed(&wake_at);
         const uint64_t now = now_ns();
         const uint64_t timeout = wake_at == UINT64_MAX ? kSealedPollNs : wake_at > now ? wake_at - now : 0;

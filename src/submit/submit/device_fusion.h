@@ -67,6 +67,7 @@ private:
     // seen without a wake. Cleared before it sleeps until woken (open_batches is checked after,
     // both sequentially consistent, so an opening either sees it cleared or is seen).
     std::atomic<bool> watching_{false};
+    uint64_t watch_until_ = 0;  // (the flusher thread's) it watches running work until then
     std::vector<VkSemaphore> semaphores_;  // (the flusher thread's) timelines to wait for ...
     std::vector<uint64_t> values_;         // ... and the values that mean the GPU ran dry
     std::vector<QueueFusion*> queues_;     // ... of these queues
