@@ -59,21 +59,7 @@ void DeviceFusion::run() {
     std::unique_lock lock(mutex_);
     while (!stop_) {
         if (d_.open_batches.load(std::memory_order_seq_cst) == 0) {
-            if (d_.armed_replays.load(std::memory_order_acquire) == 0 && poll_ns > 0 && !semaphores_.empty() &&
-                now_ns() < watch_until_) {
-                // Our work still runs (a stream's batches, most often): look again in poll_ns
-                // rather than sleep until the next batch opens and wakes us. Only for as long
-                // as a batch may wait (MAX_DEFER_US) since the last one was served: a long GPU
-                // job with nothing submitted after it costs no polling beyond that.
-                watching_.store(true, std::memory_order_seq_cst);
-                if (!stop_ && !woken_ && d_.open_batches.load(std::memory_order_seq_cst) == 0)
-                    cv_.wait_for(lock, std::chrono::nanoseconds(poll_ns));
-                woken_ = false;
-                lock.unlock();
-                drop_completed_timelines();
-                lock.lock();
-                continue;
-            }
+            if (watch_running(lock, poll_ns)) continue;
             watching_.store(false, std::memory_order_seq_cst);
             if (d_.armed_replays.load(std::memory_order_acquire) == 0) {
                 cv_.wait(lock, [&] { return stop_ || woken_ || d_.open_batches.load(std::memory_order_seq_cst) != 0; });
@@ -143,6 +129,24 @@ void DeviceFusion::watch_armed(uint64_t* wake_at) {
         std::lock_guard lock(queues[i]->locks().queue());
         queues[i]->disarm_if_late(now, wake_at);
     }
+}
+
+bool DeviceFusion::watch_running(std::unique_lock<std::mutex>& lock, uint64_t poll_ns) {
+    // Our work still runs (a stream's batches, most often): look again in poll_ns rather than
+    // sleep until the next batch opens and wakes us. Only for as long as a batch may wait
+    // (MAX_DEFER_US) since the last one was served: a long GPU job with nothing submitted after
+    // it costs no polling beyond that.
+    if (d_.armed_replays.load(std::memory_order_acquire) != 0 || poll_ns == 0 || semaphores_.empty() ||
+        now_ns() >= watch_until_)
+        return false;
+    watching_.store(true, std::memory_order_seq_cst);
+    if (!stop_ && !woken_ && d_.open_batches.load(std::memory_order_seq_cst) == 0)
+        cv_.wait_for(lock, std::chrono::nanoseconds(poll_ns));
+    woken_ = false;
+    lock.unlock();
+    drop_completed_timelines();
+    lock.lock();
+    return true;
 }
 
 void DeviceFusion::drop_completed_timelines() {

@@ -54,6 +54,9 @@ private:
     void watch_armed(uint64_t* wake_at);
     // Blocks in vkWaitSemaphores (ANY) on the collected timelines, with no lock held.
     void wait_for_timelines(uint64_t timeout_ns);
+    // With mutex_ held (`lock`) and no batch open: polls the running work once (watching_)
+    // where that is worth it; false: the flusher should sleep until woken instead.
+    bool watch_running(std::unique_lock<std::mutex>& lock, uint64_t poll_ns);
     // Drops the collected timelines that reached their values (their queues' work is done).
     void drop_completed_timelines();
 
