@@ -5,6 +5,7 @@ fusion trace of each: what a row's number is made of, for tuning on a GPU machin
   probe_row.py --build-dir BUILD --row ROW --out DIR [--rounds 3] [--seconds 1]
                [--config NAME=VAR=VALUE,VAR=VALUE ...]
 
+Exit status 1 when a column got no samples (or a layer column no statistics).
 Columns: the naive style without the layer ("off"), the tuned style without it ("tuned"), and
 the naive style under the layer in each --config (always "defaults" first). Per column the
 median of the rounds' medians, and per layer column the statistics that say how batches were
@@ -83,6 +84,11 @@ def main():
         for k, v in summary[name]["stats"].items():
             print(f"    {k} = {v}")
     json.dump(summary, open(os.path.join(a.out, "probe.json"), "w"), indent=1)
+    # A column without a sample, or a layer column without statistics, is a failed probe.
+    missing = [n for n, v in summary.items() if v["median"] is None or (n not in ("off", "tuned") and not v["stats"])]
+    if missing:
+        print(f"probe_row: no samples or statistics for {', '.join(missing)}")
+        sys.exit(1)
 
 
 if __name__ == "__main__":
