@@ -168,9 +168,10 @@ bool owes_closing(const QueueFusion& f, const Classified& c) {
 // recorded command buffer goes into a batch, flushed at once; so does one the closing barrier
 // the queue owes must come before: the batch's replay puts it there.)
 bool goes_direct(DeviceState& d, const QueueState& q, QueueFusion& f, const Classified& c) {
-    // (A streaming queue reads no counter here.)
-    const bool idle_latency =
-        f.latency_mode() && submit_directly(true, f.has_pending(), f.in_flight()) && f.waits_seen_below();
+    // (The counter read of in_flight also lets every submission find a lost device before its
+    // work reaches the driver: the fault tests' flusher-wait-faults submitted after a loss when
+    // a streaming queue skipped it.)
+    const bool idle_latency = submit_directly(f.latency_mode(), f.has_pending(), f.in_flight()) && f.waits_seen_below();
     d.latency_families.note(q.family, idle_latency);
     return !c.lazy && idle_latency && !owes_closing(f, c);
 }
@@ -217,7 +218,7 @@ VkResult append_to_batch(DeviceState& d, QueueFusion& f, Classified& c, VkFence 
     // An exportable fence must be the driver's own: it leaves with the batch now.
     if (fence && d.fusion->fences().exportable(fence)) return flush_now(FlushReason::Observe);
     if (d.settings.max_defer_us == 0) return flush_now(FlushReason::Deadline);
-    switch (decide_after_append(f.append_state(), d.settings.batch_max)) {
+    switch (decide_after_append(f.batch_state(), d.settings.batch_max)) {
     case AfterAppend::FlushFull:
         // The flusher records and submits it, unless it is behind.
         if (!f.seal()) return flush_now(FlushReason::Full);

@@ -45,18 +45,6 @@ OpenBatch QueueFusion::batch_state() {
     return b;
 }
 
-OpenBatch QueueFusion::append_state() {
-    const HeldBatch& open = batches_.open_batch();
-    OpenBatch b;
-    b.ops = open.ops;
-    b.records = open.records;
-    b.latency_mode = waits_.latency_mode();
-    // (decide_after_append asks for the GPU's work only on the latency path: a streaming
-    // submission reads no counter and no clock.)
-    b.in_flight = b.latency_mode ? in_flight() : 0;
-    return b;
-}
-
 void QueueFusion::fence_released(VkFence fence) {
     if (!follows(fence)) return;
     if (d_.dispatch.GetFenceStatus(d_.device, fence) == VK_SUCCESS || d_.lost.load(std::memory_order_acquire)) {

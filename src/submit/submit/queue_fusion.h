@@ -91,8 +91,6 @@ public:
     bool holds_any(uint32_t count, const VkFence* fences) const { return batches_.holds_any(count, fences); }
     // The open batch (with the counter read for in_flight) as the flush rules see it.
     OpenBatch batch_state();
-    // What decide_after_append needs of it, after a submission joined it.
-    OpenBatch append_state();
     bool latency_mode() const { return waits_.latency_mode(); }
     void note_submission(VkFence fence) { waits_.note_submission(fence); }
     bool waits_seen_below() const { return waits_.waits_seen_below(); }
