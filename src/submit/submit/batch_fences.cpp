@@ -19,11 +19,7 @@ bool BatchFences::exportable(VkFence fence) {
     return exportable_.count(fence) != 0;
 }
 
-void BatchFences::answer_later(const PendingFence& pending) {
-    std::lock_guard lock(mutex_);
-    pending_[pending.fence] = pending;
-    count_.store(pending_.size(), std::memory_order_release);
-}
+void BatchFences::answer_later(const PendingFence& pending) { answer_later(&pending.fence, 1, pending); }
 
 void BatchFences::answer_later(const VkFence* fences, size_t count, const PendingFence& answer) {
     std::lock_guard lock(mutex_);

@@ -36,7 +36,7 @@ struct PendingFence {
     QueueFusion* queue = nullptr;
     VkSemaphore timeline = VK_NULL_HANDLE;
     uint64_t value = 0;  // signaled once the fence's work completed
-    // The highest value any read of `timeline` returned (QueueTimeline::completed_seen), where
+    // The highest value any read of `timeline` returned (QueueTimeline::completed_seen_counter), where
     // the layer keeps one: at or above `value`, the fence is known signaled. Null for an armed
     // replay's fences (answered from a semaphore of the replay's own).
     const std::atomic<uint64_t>* seen = nullptr;
@@ -60,7 +60,7 @@ public:
     bool none() const { return count_.load(std::memory_order_acquire) == 0; }
     bool find(VkFence fence, PendingFence* out);
     // Whether these fences (all of them, or any: `wait_all`) are answered from a timeline that
-    // was already seen past their values (QueueFusion::completed_seen): signaled, known without
+    // was already seen past their values (PendingFence::seen): signaled, known without
     // a driver call or a queue's lock. False where any is not answered so (ask on).
     bool seen_done(uint32_t count, const VkFence* fences, bool wait_all);
     // Forgets these fences (reset, destroy, import); `destroyed` also forgets exportability.

@@ -112,8 +112,9 @@ VkResult flush_for_fences(DeviceState& d, uint32_t count, const VkFence* fences)
 
 // Before a wait on or status query of these fences: whether they are answered from timelines
 // already seen past their values (all of them, or any: `wait_all`), so signaled. No queue's
-// lock and no driver call: a ring's older fence, waited for before its command buffer is
-// reused, costs a lookup. A wait on a queue's newest fence is still noted (the queue's mode).
+// lock and no wait: a ring's older fence, waited for before its command buffer is reused,
+// costs a lookup and one counter read per fusing queue (which finds a device lost meanwhile).
+// A wait on a queue's newest fence is still noted (the queue's mode).
 bool answered_fences_done(DeviceState& d, uint32_t count, const VkFence* fences, bool wait_all);
 // A wait on answered fences returned: their timelines reached `values` (QueueFusion::saw_completed).
 void note_timelines_reached(DeviceState& d, uint32_t count, const VkSemaphore* timelines, const uint64_t* values);

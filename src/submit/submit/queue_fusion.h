@@ -203,8 +203,7 @@ public:
     VkSemaphore timeline() const { return timeline_.timeline(); }
     // The value the newest submitted batch signals (read under the queue lock for an exact answer).
     uint64_t submitted_value() const { return timeline_.submitted_value(); }
-    // Any thread, no lock: the highest timeline value seen reached (QueueTimeline).
-    uint64_t completed_seen() const { return timeline_.completed_seen(); }
+    // Any thread, no lock: a read of the timeline returned `value` (QueueTimeline::saw_completed).
     void saw_completed(uint64_t value) { timeline_.saw_completed(value); }
 
 private:

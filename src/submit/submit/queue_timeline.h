@@ -108,8 +108,7 @@ public:
     uint64_t submitted_value() const { return submitted_.load(std::memory_order_acquire); }
     uint64_t submit_cost_ns() const { return submit_cost_ns_.load(std::memory_order_relaxed); }
     // The highest value any read of the timeline returned: everything up to it completed (a
-    // wait on an answered fence whose value it passed needs no driver call).
-    uint64_t completed_seen() const { return completed_seen_.load(std::memory_order_acquire); }
+    // wait on an answered fence whose value it passed needs no wait: BatchFences::seen_done).
     const std::atomic<uint64_t>& completed_seen_counter() const { return completed_seen_; }
     void saw_completed(uint64_t value) {
         uint64_t seen = completed_seen_.load(std::memory_order_relaxed);
