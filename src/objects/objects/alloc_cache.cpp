@@ -78,7 +78,8 @@ std::vector<VkDeviceMemory> AllocCache::make_room() {
 void AllocCache::allocated(VkDeviceMemory memory, bool followed, uint32_t type, VkMemoryAllocateFlags flags,
                            VkDeviceSize size, uint64_t driver_ns) {
     live_.fetch_add(1, std::memory_order_relaxed);
-    if (driver_ns && type < VK_MAX_MEMORY_TYPES) running_average(driver_ns_[type], driver_ns);
+    if (driver_ns && type < VK_MAX_MEMORY_TYPES)
+        running_average(driver_ns_[type], undisturbed(driver_last_ns_[type], driver_ns));
     if (!followed) return;  // no lock: the cache does not follow it
     std::lock_guard lock(mutex_);
     followed_[memory] = Live{type, flags, size, false, State::Live};
@@ -87,7 +88,8 @@ void AllocCache::allocated(VkDeviceMemory memory, bool followed, uint32_t type, 
 
 void AllocCache::zeroed(uint32_t type, VkDeviceSize bytes, uint64_t ns) {
     if (type >= VK_MAX_MEMORY_TYPES || bytes == 0) return;
-    running_average(zero_ns_per_kib_[type], std::max<uint64_t>(1, ns * 1024 / bytes));
+    running_average(zero_ns_per_kib_[type],
+                    undisturbed(zero_last_ns_per_kib_[type], std::max<uint64_t>(1, ns * 1024 / bytes)));
 }
 
 bool AllocCache::pays(uint32_t type, VkDeviceSize size) const {

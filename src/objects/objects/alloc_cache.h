@@ -215,9 +215,12 @@ private:
     std::vector<BySize::node_type> spare_size_;
     uint64_t next_seq_ = 0;
     uint64_t held_[VK_MAX_MEMORY_HEAPS] = {};
-    // Recent averages per type (0: not measured): zeroing per KiB, the driver's vkAllocateMemory.
+    // Recent averages per type (0: not measured): zeroing per KiB, the driver's vkAllocateMemory;
+    // each moved by the smaller of a sample and the one before (undisturbed, cost_average.h).
     std::atomic<uint64_t> zero_ns_per_kib_[VK_MAX_MEMORY_TYPES] = {};
     std::atomic<uint64_t> driver_ns_[VK_MAX_MEMORY_TYPES] = {};
+    std::atomic<uint64_t> zero_last_ns_per_kib_[VK_MAX_MEMORY_TYPES] = {};
+    std::atomic<uint64_t> driver_last_ns_[VK_MAX_MEMORY_TYPES] = {};
     std::atomic<uint32_t> samples_{0};
 };
 

@@ -2,6 +2,7 @@
 // allocation cache (alloc_cache.h) and the object pools (pool_cost.h) learn their costs with.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -12,6 +13,16 @@ namespace slipstream::objects {
 inline void running_average(std::atomic<uint64_t>& avg, uint64_t sample) {
     const uint64_t old = avg.load(std::memory_order_relaxed);
     avg.store(old ? (old * 7 + sample) / 8 : sample, std::memory_order_relaxed);
+}
+
+// What a timed call teaches: the smaller of its `sample` and the one timed before it at the same
+// site (`last`, which it replaces). What disturbs a timing (a preemption, a page fault, a first
+// call into cold code) only adds to it, so one disturbed sample moves no average, where an eighth
+// of a preempted millisecond would outweigh a sub-microsecond cost for many samples; a real
+// change shows in two samples in a row.
+inline uint64_t undisturbed(std::atomic<uint64_t>& last, uint64_t sample) {
+    const uint64_t before = last.exchange(sample, std::memory_order_relaxed);
+    return before ? std::min(before, sample) : sample;
 }
 
 // A count that may lose an increment to a racing thread (no locked instruction): for sampling.

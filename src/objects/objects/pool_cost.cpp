@@ -7,10 +7,10 @@ namespace slipstream::objects {
 void PoolCost::record(CostSite site, uint64_t ns) {
     const int i = int(site);
     ns = ns ? ns : 1;
-    const uint64_t last = last_[i].exchange(ns, std::memory_order_relaxed);
+    const uint64_t filtered = undisturbed(last_[i], ns);
     const uint64_t old = avg_[i].load(std::memory_order_relaxed);
     if (loose_increment(seen_[i]) < kWarmUp) avg_[i].store(old ? std::min(old, ns) : ns, std::memory_order_relaxed);
-    else running_average(avg_[i], std::min(last, ns));
+    else running_average(avg_[i], filtered);
     const bool pays = worth_pooling(warm(CostSite::DriverCreate), warm(CostSite::DriverDestroy),
                                     warm(CostSite::PoolCreate), warm(CostSite::PoolDestroy), use_per_handout());
     if (pays_.exchange(pays, std::memory_order_relaxed) != pays && log_enabled(LogLevel::Debug))

@@ -8,7 +8,8 @@
 // Environment (read at the first vkCreateInstance of the process):
 //   SLIPSTREAM_TEST_DRIVER_COST=<function>=<µs>[,<function>=<µs>...]
 //     <function>: vkQueueSubmit, vkQueueSubmit2 (also vkQueueSubmit2KHR), vkAllocateMemory,
-//     vkCreateFence, vkCreateSemaphore, vkResetFences, vkBeginCommandBuffer, vkEndCommandBuffer
+//     vkCreateFence, vkCreateSemaphore, vkResetFences, vkBeginCommandBuffer, vkEndCommandBuffer,
+//     vkGetFenceStatus, vkGetSemaphoreCounterValue (also vkGetSemaphoreCounterValueKHR)
 //     <µs>: the time the call spends on the CPU (busy, as a driver building a submission is)
 //     before it goes on to the driver. Unknown names are reported on stderr and ignored.
 //   Example: SLIPSTREAM_TEST_DRIVER_COST=vkQueueSubmit=3.8,vkQueueSubmit2=3.8
@@ -38,11 +39,14 @@ enum class Fn {
     ResetFences,
     BeginCommandBuffer,
     EndCommandBuffer,
+    GetFenceStatus,
+    GetSemaphoreCounterValue,
     Count
 };
 
 constexpr const char* kFnNames[] = {"vkQueueSubmit", "vkQueueSubmit2", "vkAllocateMemory", "vkCreateFence",
-                                    "vkCreateSemaphore", "vkResetFences", "vkBeginCommandBuffer", "vkEndCommandBuffer"};
+                                    "vkCreateSemaphore", "vkResetFences", "vkBeginCommandBuffer", "vkEndCommandBuffer",
+                                    "vkGetFenceStatus", "vkGetSemaphoreCounterValue"};
 static_assert(sizeof kFnNames / sizeof kFnNames[0] == size_t(Fn::Count));
 
 double g_cost_us[size_t(Fn::Count)] = {};
@@ -59,6 +63,7 @@ void read_config() {
         const size_t eq = entry.find('=');
         std::string name = entry.substr(0, eq);
         if (name == "vkQueueSubmit2KHR") name = "vkQueueSubmit2";
+        if (name == "vkGetSemaphoreCounterValueKHR") name = "vkGetSemaphoreCounterValue";
         bool known = false;
         for (size_t i = 0; i < size_t(Fn::Count) && eq != std::string::npos; ++i) {
             if (name != kFnNames[i]) continue;
@@ -149,6 +154,18 @@ VKAPI_ATTR VkResult VKAPI_CALL EndCommandBuffer(VkCommandBuffer cb) {
     spend(Fn::EndCommandBuffer);
     return next(cb).EndCommandBuffer(cb);
 }
+VKAPI_ATTR VkResult VKAPI_CALL GetFenceStatus(VkDevice device, VkFence fence) {
+    spend(Fn::GetFenceStatus);
+    return next(device).GetFenceStatus(device, fence);
+}
+VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValue(VkDevice device, VkSemaphore semaphore, uint64_t* value) {
+    spend(Fn::GetSemaphoreCounterValue);
+    return next(device).GetSemaphoreCounterValue(device, semaphore, value);
+}
+VKAPI_ATTR VkResult VKAPI_CALL GetSemaphoreCounterValueKHR(VkDevice device, VkSemaphore semaphore, uint64_t* value) {
+    spend(Fn::GetSemaphoreCounterValue);
+    return next(device).GetSemaphoreCounterValueKHR(device, semaphore, value);
+}
 
 #define HOOK(name) {"vk" #name, reinterpret_cast<PFN_vkVoidFunction>(name)}
 const Hook kInstanceHooks[] = {
@@ -167,6 +184,9 @@ const Hook kDeviceHooks[] = {
     HOOK(ResetFences),
     HOOK(BeginCommandBuffer),
     HOOK(EndCommandBuffer),
+    HOOK(GetFenceStatus),
+    HOOK(GetSemaphoreCounterValue),
+    HOOK(GetSemaphoreCounterValueKHR),
 };
 #undef HOOK
 
