@@ -14,7 +14,10 @@
 //         begin, bind + dispatch (no barrier), end, submit with a fence, poll vkGetFenceStatus
 //         until it signals ("spin": the GPU's round trip, on the critical path), reset the fence.
 // --profile-small-cb N runs only N passes of the small_cb ring with the layer, for a profiler
-// (perf record -D to skip the device's start).
+// (perf record -D to skip the device's start); --profile-latency-cb N the same of latency_cb.
+// --below LAYER (repeatable) enables LAYER by name on both instances, under Slipstream: the
+// driver-cost test layer there makes a GPU driver's CPU costs show on lavapipe (a layer named in
+// VK_INSTANCE_LAYERS would sit above Slipstream, where its costs are the application's).
 // Both configurations live in one process: one instance without layers, one that enables
 // VK_LAYER_slipstream by name (its manifest must be findable, e.g. through VK_ADD_LAYER_PATH).
 // Repetitions alternate between them, so driver and machine noise hits both alike; the
@@ -222,21 +225,33 @@ std::string list(const std::vector<double>& v) {
 int main(int argc, char** argv) {
     int reps = 15, dispatches = 20000, submits = 2000;
     int profile_passes = 0;  // --profile-small-cb N: only N passes of the ring, with the layer (for a profiler)
+    bool profile_latency = false;  // --profile-latency-cb N: latency_cb's instead
+    std::vector<const char*> below;  // --below LAYER: under Slipstream, on both instances
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--dispatches")) dispatches = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--submits")) submits = std::atoi(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--profile-small-cb")) profile_passes = std::atoi(argv[i + 1]);
+        else if (!std::strcmp(argv[i], "--profile-latency-cb")) {
+            profile_passes = std::atoi(argv[i + 1]);
+            profile_latency = true;
+        }
+        else if (!std::strcmp(argv[i], "--below")) below.push_back(argv[i + 1]);
     }
     int failures = 0;
+    std::vector<const char*> with_layer{"VK_LAYER_slipstream"};
+    with_layer.insert(with_layer.end(), below.begin(), below.end());
     if (profile_passes > 0) {
-        Rig on({"VK_LAYER_slipstream"});
-        for (int i = 0; i < profile_passes; ++i) on.small_cb_us();
+        Rig on(with_layer);
+        for (int i = 0; i < profile_passes; ++i) {
+            if (profile_latency) on.latency_cb_us();
+            else on.small_cb_us();
+        }
         return vkapp::g_validation_messages.load() ? 1 : 0;
     }
     {
-        Rig off({});
-        Rig on({"VK_LAYER_slipstream"});
+        Rig off(below);
+        Rig on(with_layer);
         std::vector<double> record[2], copy[2], submit[2], wait[2];
         std::vector<double> small[2][kPhaseCount];
         std::vector<double> latency[2][kLatencyPhaseCount];

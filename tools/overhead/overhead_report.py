@@ -3,7 +3,9 @@
 device without layers and one with VK_LAYER_slipstream enabled by name in the same process and
 alternates between them, and prints minimum and median per recorded vkCmdDispatch, per recorded
 vkCmdCopyBuffer, per vkQueueSubmit, per vkWaitForFences on a signaled fence, and per small
-command buffer's life in a naive runtime's ring (wait, reset, begin, record, end, submit, total).
+command buffer's life in a naive runtime's ring (wait, reset, begin, record, end, submit, total)
+and in one that waits for every operation (latency_cb: begin, record, end, submit, spin, reset,
+total).
 
   overhead_report.py --build-dir BUILD [--json PATH] [-- extra args for the program]
 """
@@ -49,12 +51,15 @@ def main():
     print(f"{'path':<28}{'off min':>10}{'on min':>10}{'added':>10}{'off med':>10}{'on med':>10}{'added':>10}")
     table = {}
     keys = [("record_ns", "ns"), ("copy_ns", "ns"), ("submit_us", "us"), ("signaled_wait_us", "us")]
-    phases = [k for k in r if k.startswith("small_cb_")]
-    keys += [(k, "us") for k in phases]
-    # The whole small command buffer: the phases of each repetition summed.
-    if phases:
-        r["small_cb_total_us"] = {side: [sum(v) for v in zip(*(r[k][side] for k in phases))] for side in ("off", "on")}
-        keys.append(("small_cb_total_us", "us"))
+    # The whole small command buffer of each life (the ring's, and the latency path's, where
+    # the GPU's round trip is a phase of its own): the phases of each repetition summed.
+    for life in ("small_cb", "latency_cb"):
+        phases = [k for k in r if k.startswith(life + "_")]
+        keys += [(k, "us") for k in phases]
+        if phases:
+            r[life + "_total_us"] = {side: [sum(v) for v in zip(*(r[k][side] for k in phases))]
+                                     for side in ("off", "on")}
+            keys.append((life + "_total_us", "us"))
     for key, unit in keys:
         off, on = r[key]["off"], r[key]["on"]
         row = {"off_min": min(off), "on_min": min(on), "off_median": statistics.median(off),
