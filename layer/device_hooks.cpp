@@ -9,6 +9,7 @@
 #include "objects/pooled_fences.h"
 #include "objects/pooled_timelines.h"
 #include "submit/fusion.h"
+#include "submit/native_settle.h"
 
 namespace slipstream::hooks {
 
@@ -59,13 +60,18 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkC
 // A command buffer fusion still has to replay from (an application that resets or frees one
 // whose work it has not waited for) first has its batches go: its capture must not change or
 // go away under them.
+// One whose own recording the layer handed the driver waits until that work completed
+// (submit/native_settle.h).
 static void settle(DeviceState& d, const CommandBufferState* cb) {
-    if (d.fusion && cb && cb->in_batches.load(std::memory_order_acquire) != 0)
-        submit::flush_device(d, submit::FlushReason::PassThrough);
+    if (!d.fusion || !cb) return;
+    if (cb->in_batches.load(std::memory_order_acquire) != 0) submit::flush_device(d, submit::FlushReason::PassThrough);
+    submit::settle_native(*cb);
 }
 static void settle_pool(DeviceState& d, VkCommandPool pool) {
-    if (d.fusion && d.open_batches.load(std::memory_order_acquire) != 0 && pool_has_batched(d, pool))
+    if (!d.fusion) return;
+    if (d.open_batches.load(std::memory_order_acquire) != 0 && pool_has_batched(d, pool))
         submit::flush_device(d, submit::FlushReason::PassThrough);
+    submit::settle_native_pool(d, pool);
 }
 
 VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandPool pool, uint32_t count,

@@ -346,6 +346,32 @@ std::string pool_gone_pending(bool at_once) {
     return out;
 }
 
+// A runtime that waits for each submission (its queue goes into latency mode: under the layer's
+// defaults a command buffer is then recorded natively at vkEndCommandBuffer and handed to the
+// driver as it is) submits once more and destroys the pool before waiting: the driver may still
+// run that command buffer (lavapipe's queue thread does, and may crash on it).
+std::string pool_gone_direct_pending(bool at_once) {
+    Rig r = main_rig(0);
+    VkCommandPool pool = vkapp::create_command_pool(r.ctx, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT);
+    std::vector<VkCommandBuffer> cbs = allocate(r, 2, pool);
+    VkFence f = fence(r);
+    for (uint32_t i = 0; i < 12; ++i) {
+        record(r, cbs[i % 2], 1 + i);
+        NEED(submit(r.ctx.queue, cbs[i % 2], f));
+        NEED(vkWaitForFences(r.ctx.device, 1, &f, VK_TRUE, UINT64_MAX));
+        NEED(vkResetFences(r.ctx.device, 1, &f));
+    }
+    record(r, cbs[0], 40, 16);  // long enough to be running at the destroy
+    NEED(submit(r.ctx.queue, cbs[0], f));
+    maybe_let_the_work_finish(at_once, r);
+    vkDestroyCommandPool(r.ctx.device, pool, nullptr);
+    NEED(vkWaitForFences(r.ctx.device, 1, &f, VK_TRUE, UINT64_MAX));
+    vkDestroyFence(r.ctx.device, f, nullptr);
+    std::string out = checksum(r);
+    destroy_rig(r);
+    return out;
+}
+
 // A fence waited for once (the queue learns that its application waits for every submission)
 // given to the next submission, then reset or destroyed while that submission may still run;
 // more work follows and the queue is waited for. Under the layer the second submission is
@@ -610,6 +636,9 @@ const std::vector<Scenario>& scenarios() {
         {"free_pending_at_once", [] { return free_pending(true); }, true, "free_pending"},
         {"pool_gone_pending", [] { return pool_gone_pending(false); }},
         {"pool_gone_pending_at_once", [] { return pool_gone_pending(true); }, true, "pool_gone_pending"},
+        {"pool_gone_direct_pending", [] { return pool_gone_direct_pending(false); }},
+        {"pool_gone_direct_pending_at_once", [] { return pool_gone_direct_pending(true); }, true,
+         "pool_gone_direct_pending"},
         {"fence_pending_twice", fence_pending_twice},
         {"fence_signaled_submit", fence_signaled_submit},
         {"fence_other_device", fence_other_device},

@@ -9,7 +9,7 @@ Each scenario runs in a child process of its own per mode:
   layer      Slipstream with fusion off;
   defaults   Slipstream with its defaults (fusion on, LAZY_RECORD=auto: on a queue in latency
              mode the driver records the application's command buffer at vkEndCommandBuffer
-             and gets it as it is, so the driver alone's races are back there);
+             and gets it as it is; a reset or free of it waits for that work first);
   fuse       VK_SLIPSTREAM_FUSE=on, VK_SLIPSTREAM_LAZY_RECORD=on (lazy recording: the driver
              sees captures only at replay);
   fuse_held  the same with batches held as long as the settings allow (BATCH_MAX=4096,
@@ -23,8 +23,10 @@ layer mode's outcome equals the driver-alone one. Where the driver alone crashes
 layer is not required to do better (recorded, the case passes), unless a sanitizer report (the
 ASan build) names the layer's library. Scenarios the program lists as
 "racy" (the driver alone races: lavapipe frees what its queue thread still runs) are compared
-only in the lazy-recording modes, where the driver never sees the application's command
-buffers: there they must give the outcome of their well-defined twin ("racy=twin"), and, without
+only in the fusing modes, where the driver never runs a command buffer that the application
+changes (lazy recording gives it replays; a command buffer whose own recording went to the
+driver is waited for before its reset or free): there they must give the outcome of their
+well-defined twin ("racy=twin"), and, without
 a twin, where each driver-alone run survived the race, must not crash or hang. Scenarios
 listed as "errs=twin" are compared as usual, except that where the driver alone returns an
 error (exit status 3: a call the scenario needs failed; NVIDIA's driver loses the device that
@@ -53,8 +55,8 @@ import slipstream_env  # noqa: E402
 LAYER_MODES = {
     "layer": {"VK_SLIPSTREAM_FUSE": "off"},  # the layer without fusion (fusion: the modes below)
     # (LAZY_RECORD=auto gives a latency-mode queue's command buffers to the driver as recorded:
-    # pool_gone_pending_at_once crashed lavapipe's queue thread in 1 of ~100 runs so, as the
-    # driver alone does, where "fuse" meant the defaults.)
+    # before their resets and frees waited for that work, pool_gone_direct_pending_at_once
+    # crashed lavapipe's queue thread in 11 of 40 runs so, as the driver alone does in 4 of 40.)
     "defaults": {},
     "fuse": {"VK_SLIPSTREAM_FUSE": "on", "VK_SLIPSTREAM_LAZY_RECORD": "on"},
     # Batches held as long as the settings allow: what the application frees, resets or
@@ -63,8 +65,11 @@ LAYER_MODES = {
                   "VK_SLIPSTREAM_MAX_DEFER_US": "100000"},
     "fuse_native": {"VK_SLIPSTREAM_FUSE": "on", "VK_SLIPSTREAM_LAZY_RECORD": "off"},
 }
-# The driver never sees the application's command buffers, only replays of their captures.
-LAZY_MODES = ("fuse", "fuse_held")
+# The driver never runs a command buffer the application changes: it gets replays of the
+# captures, or the application's own recording, waited for before a reset or free of it.
+# (LAZY_RECORD=off is not held to it: another device's command buffers, a misuse, pass through
+# to the driver recorded as they are, with nothing of this device's to wait for them.)
+SETTLED_MODES = ("defaults", "fuse", "fuse_held")
 
 
 SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:")
@@ -177,11 +182,12 @@ def main(argv):
         for mode in LAYER_MODES:
             # What the layer must give: the driver-alone outcome, or, where the driver alone
             # races, the well-defined twin's in the modes that keep the racing objects from the
-            # driver (lazy recording); nothing where the driver alone fails or races otherwise.
+            # driver (fusion: SETTLED_MODES); nothing where the driver alone fails or races
+            # otherwise.
             want = ref
             if racy:
                 want = None
-                if twin and mode in LAZY_MODES:
+                if twin and mode in SETTLED_MODES:
                     reference(twin)
                     # (Where the driver alone hangs or crashes on the twin too, as NVIDIA's does
                     # on another device's command buffers, nothing is required.)
@@ -206,10 +212,10 @@ def main(argv):
                 if got.layer_fault:
                     passed = False
                     detail = f"{got.text}: a sanitizer report names the layer"
-                elif want is None and racy and mode in LAZY_MODES and not ref.abnormal() and got.abnormal():
+                elif want is None and racy and mode in SETTLED_MODES and not ref.abnormal() and got.abnormal():
                     # Its outcome may differ (the race), but where the driver alone survived
                     # every run, the layer must not be why the application crashes or hangs:
-                    # in the lazy modes, where the driver races only with what the layer gave
+                    # in the fusing modes, where the driver races only with what the layer gave
                     # it (in the others it races as without the layer, and may lose).
                     passed = False
                     detail = f"layer: {got.text}; the driver alone survives the race: {ref.text}"

@@ -165,6 +165,17 @@ bool pool_has_batched(DeviceState& device, VkCommandPool pool) {
     return false;
 }
 
+std::vector<const CommandBufferState*> pool_natively_submitted(DeviceState& device, VkCommandPool pool) {
+    std::vector<const CommandBufferState*> out;
+    std::lock_guard lock(device.mutex);
+    auto it = device.pool_command_buffers.find(pool);
+    if (it == device.pool_command_buffers.end()) return out;
+    for (VkCommandBuffer cb : it->second)
+        if (const CommandBufferState* state = command_buffers().find(cb); state && state->native_on.load(std::memory_order_acquire))
+            out.push_back(state);
+    return out;
+}
+
 void reset_command_pool(DeviceState& device, VkCommandPool pool, bool release_memory) {
     std::lock_guard lock(device.mutex);
     auto it = device.pool_command_buffers.find(pool);

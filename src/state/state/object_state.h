@@ -117,6 +117,18 @@ struct CommandBufferState {
     // Batches of fusion's it is noted in and not yet replayed from (its capture must stay as it
     // is until then: a reset or free first flushes them).
     mutable std::atomic<uint32_t> in_batches{0};
+    // The layer's last submission of this command buffer's own recording (the latency path's
+    // direct submission, or one passed through): until it completed, a re-begin, reset or free
+    // of the command buffer or of its pool waits for it (submit::settle_native), so that the
+    // driver never sees its command buffer change while it runs, as with lazy recording. Done
+    // once `native_on`'s timeline reaches `native_value`, or, followed through
+    // `native_followed` (followed_fence.h), once the queue's follow `native_follow` ended.
+    // Written by the submitting thread, `native_on` last (release), read by the one that
+    // resets or frees it, `native_on` first (acquire); null: nothing of it may run.
+    mutable std::atomic<QueueState*> native_on{nullptr};
+    mutable uint64_t native_value = 0;
+    mutable VkFence native_followed = VK_NULL_HANDLE;
+    mutable uint64_t native_follow = 0;
     // The driver's vkBeginCommandBuffer failed when the recording was made native: returned
     // by vkEndCommandBuffer. The command buffer then stays `lazy` with a stopped capture, so
     // that nothing more reaches the driver's command buffer, which never began.
@@ -293,6 +305,8 @@ void remove_command_pool(DeviceState& device, VkCommandPool pool);
 void reset_command_pool(DeviceState& device, VkCommandPool pool, bool release_memory = false);
 // Whether a command buffer of `pool` is in a batch of fusion's not yet replayed.
 bool pool_has_batched(DeviceState& device, VkCommandPool pool);
+// The command buffers of `pool` whose own recording the layer submitted (`native_on` set).
+std::vector<const CommandBufferState*> pool_natively_submitted(DeviceState& device, VkCommandPool pool);
 
 // Destroys the fences of the layer's that idle tracking holds for the device's queues (at
 // vkDestroyDevice, before their state goes). Defined with the constructors.

@@ -7,6 +7,7 @@ namespace slipstream::submit {
 
 void FollowedFence::start(VkFence fence, VkCommandBuffer cb) {
     cb_ = cb;
+    generation_.fetch_add(1, std::memory_order_release);
     fence_.store(fence, std::memory_order_release);
     d_.stats.add(Counter::SubmitsFollowedByFence);
     d_.stats.add(Counter::DriverSubmits);

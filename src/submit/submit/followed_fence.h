@@ -27,6 +27,12 @@ public:
     bool follows(VkFence fence) const { return fence && fence_.load(std::memory_order_acquire) == fence; }
     // Whether any submission is followed.
     bool any() const { return fence_.load(std::memory_order_acquire) != VK_NULL_HANDLE; }
+    // The number of the newest follow (each start() counts one): with `fence`, it names one
+    // followed submission, which may still run only while follows_now() says so.
+    uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+    bool follows_now(VkFence fence, uint64_t generation) const {
+        return follows(fence) && generation_.load(std::memory_order_acquire) == generation;
+    }
     // Stops following `fence` if it is followed, once no look at it is under way.
     void stop(VkFence fence);
 
@@ -50,6 +56,7 @@ private:
     std::atomic<VkFence> fence_{VK_NULL_HANDLE};  // the fence a submission is followed by
     VkCommandBuffer cb_ = VK_NULL_HANDLE;         // ... and our command buffer it runs
     std::atomic<bool> querying_{false};           // still_running() is asking the driver
+    std::atomic<uint64_t> generation_{0};         // follows started
 };
 
 }  // namespace slipstream::submit

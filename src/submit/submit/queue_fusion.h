@@ -184,6 +184,11 @@ public:
     }
     // Whether the queue follows a submission through `fence`.
     bool follows(VkFence fence) const { return timeline_.followed().follows(fence); }
+    // Whether the submission followed through `fence` as follow `generation` may still run
+    // (followed_fence.h): the queue still follows it. Any thread, no lock.
+    bool follows_now(VkFence fence, uint64_t generation) const {
+        return timeline_.followed().follows_now(fence, generation);
+    }
     // The application is about to reset, destroy or import `fence`, which the queue follows a
     // submission through. Valid usage says that submission completed; if the driver does not
     // say so (a misuse), an empty submission that signals the timeline follows it instead.
@@ -205,6 +210,8 @@ public:
     uint64_t submitted_value() const { return timeline_.submitted_value(); }
     // Any thread, no lock: a read of the timeline returned `value` (QueueTimeline::saw_completed).
     void saw_completed(uint64_t value) { timeline_.saw_completed(value); }
+    // Any thread, no lock: a read of the timeline returned `value` or more.
+    bool seen_done(uint64_t value) const { return timeline_.completed_seen_counter().load(std::memory_order_acquire) >= value; }
 
 private:
     // Takes the batch the flusher submits next, with the queue lock held: false if none (or

@@ -13,6 +13,45 @@
 
 namespace slipstream::submit {
 
+namespace {
+VkCommandBuffer handle_of(VkCommandBuffer cb) { return cb; }
+VkCommandBuffer handle_of(const VkCommandBufferSubmitInfo& info) { return info.commandBuffer; }
+void set_handle(VkCommandBuffer& cb, VkCommandBuffer handle) { cb = handle; }
+void set_handle(VkCommandBufferSubmitInfo& info, VkCommandBuffer handle) { info.commandBuffer = handle; }
+const VkCommandBuffer* command_buffers_of(const VkSubmitInfo& s, uint32_t* n) {
+    *n = s.commandBufferCount;
+    return s.pCommandBuffers;
+}
+const VkCommandBufferSubmitInfo* command_buffers_of(const VkSubmitInfo2& s, uint32_t* n) {
+    *n = s.commandBufferInfoCount;
+    return s.pCommandBufferInfos;
+}
+void point_at(VkSubmitInfo& s, const VkCommandBuffer* cbs) { s.pCommandBuffers = cbs; }
+void point_at(VkSubmitInfo2& s, const VkCommandBufferSubmitInfo* cbs) { s.pCommandBufferInfos = cbs; }
+
+// The application's command buffers in `submits` (ours, replays of lazy ones, are in no map)
+// went to the driver as the application recorded them, in a submission that completes when the
+// timeline of `q` reaches `value`, or, followed, with follow `follow` through `followed`: a
+// reset or free of one waits for it first (CommandBufferState::native_on).
+template <typename Info>
+void note_native(QueueState& q, uint32_t count, const Info* submits, uint64_t value, VkFence followed,
+                 uint64_t follow) {
+    for (uint32_t i = 0; i < count; ++i) {
+        uint32_t n = 0;
+        const auto* entries = command_buffers_of(submits[i], &n);
+        for (uint32_t j = 0; j < n; ++j) {
+            // (One of another device's, a misuse passed through, would outlive this queue.)
+            const CommandBufferState* cb = find_command_buffer(handle_of(entries[j]));
+            if (!cb || cb->device != q.device) continue;
+            cb->native_value = value;
+            cb->native_followed = followed;
+            cb->native_follow = follow;
+            cb->native_on.store(&q, std::memory_order_release);
+        }
+    }
+}
+}  // namespace
+
 template <typename Info, typename Next>
 VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
     recorder_.ran_native_work();  // recorded natively, its barriers whole
@@ -27,7 +66,9 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
             return VK_ERROR_DEVICE_LOST;
         }
         s.followed = fence;
-        return timeline_.submit(s, tracked, next, count, submits);
+        const VkResult r = timeline_.submit(s, tracked, next, count, submits);
+        if (r == VK_SUCCESS) note_native(q_, count, submits, 0, fence, timeline_.followed().generation());
+        return r;
     }
     s.value = timeline_.next_value();
     const TimelineSignal signal(timeline_.timeline(), s.value);
@@ -52,7 +93,9 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
         tracked.end(VK_ERROR_DEVICE_LOST);
         return VK_ERROR_DEVICE_LOST;
     }
-    return timeline_.submit(s, tracked, next, n, copy);
+    const VkResult r = timeline_.submit(s, tracked, next, n, copy);
+    if (r == VK_SUCCESS) note_native(q_, count, submits, s.value, VK_NULL_HANDLE, 0);
+    return r;
 }
 
 VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
@@ -64,22 +107,6 @@ VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits
     return submit_direct_as(count, submits, fence, next);
 }
 
-namespace {
-VkCommandBuffer handle_of(VkCommandBuffer cb) { return cb; }
-VkCommandBuffer handle_of(const VkCommandBufferSubmitInfo& info) { return info.commandBuffer; }
-void set_handle(VkCommandBuffer& cb, VkCommandBuffer handle) { cb = handle; }
-void set_handle(VkCommandBufferSubmitInfo& info, VkCommandBuffer handle) { info.commandBuffer = handle; }
-const VkCommandBuffer* command_buffers_of(const VkSubmitInfo& s, uint32_t* n) {
-    *n = s.commandBufferCount;
-    return s.pCommandBuffers;
-}
-const VkCommandBufferSubmitInfo* command_buffers_of(const VkSubmitInfo2& s, uint32_t* n) {
-    *n = s.commandBufferInfoCount;
-    return s.pCommandBufferInfos;
-}
-void point_at(VkSubmitInfo& s, const VkCommandBuffer* cbs) { s.pCommandBuffers = cbs; }
-void point_at(VkSubmitInfo2& s, const VkCommandBufferSubmitInfo* cbs) { s.pCommandBufferInfos = cbs; }
-}  // namespace
 
 VkCommandBuffer QueueFusion::record_alone(const CommandBufferState& cb, VkResult* error) {
     const VkCommandBuffer ours = timeline_.acquire_command_buffer(error);
@@ -132,6 +159,8 @@ VkResult QueueFusion::submit_passed_as(uint32_t count, const Info* submits, VkFe
         TrackedSubmission tracked(&q_, fence);
         r = timeline_.submit(s, tracked, next, uint32_t(infos.size()), infos.data());
         if (r == VK_SUCCESS) {
+            // The application's own recordings among them (ours replaced the lazy ones).
+            note_native(q_, uint32_t(infos.size()), infos.data(), s.value, VK_NULL_HANDLE, 0);
             // Ours are recycled once the timeline passes its value.
             for (size_t k = 0; k + 1 < ours.size(); ++k) timeline_.keep_until(ours[k], s.value);
             return r;
