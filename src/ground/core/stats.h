@@ -126,7 +126,7 @@ namespace slipstream {
     X(ArmDisarmedObjects, "arm_disarmed_objects") /* ... an update, destroy or free that the replay may name */ \
     X(ArmDisarmedDeadline, "arm_disarmed_deadline") /* ... nobody claimed it in time */ \
     X(ArmNotArmable, "arm_not_armable")         /* latency-path submissions whose work cannot be armed */ \
-    X(NativeWaits, "native_waits")              /* resets and frees of command buffers the driver still ran (a misuse): waited for */ \
+    X(NativeWaits, "native_waits")              /* resets and frees that waited for their command buffer's submission to show done */ \
     X(SubmitLockWaits, "submit_lock_waits")     /* submissions that found their queue's lock taken */ \
     X(SubmitLockWaitNs, "submit_lock_wait_ns")  /* ... and the time they waited for it */
 
