@@ -11,6 +11,11 @@ namespace slipstream::submit {
 
 namespace {
 
+// How long a reset or free waits at most: the submission may wait for a semaphore that the
+// application signals only after this call (a misuse too), where an unbounded wait would hang it.
+// Past the bound the call goes on as without the layer, with a warning.
+constexpr uint64_t kSettleNs = 2'000'000'000;
+
 // Whether the submission that ran `cb` on `q` may still run. A device lost runs nothing more.
 bool may_run(DeviceState& d, QueueState& q, const CommandBufferState& cb) {
     QueueFusion* f = q.fusion.get();
@@ -43,16 +48,18 @@ void settle_native(const CommandBufferState& cb) {
             static_cast<void*>(cb.handle));
         VkResult r;
         if (cb.native_followed) {
-            r = d.dispatch.WaitForFences(d.device, 1, &cb.native_followed, VK_TRUE, UINT64_MAX);
+            r = d.dispatch.WaitForFences(d.device, 1, &cb.native_followed, VK_TRUE, kSettleNs);
         } else {
             const VkSemaphore timeline = q->fusion->timeline();
             VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
             wait.semaphoreCount = 1;
             wait.pSemaphores = &timeline;
             wait.pValues = &cb.native_value;
-            r = d.fusion_wait_semaphores(d.device, &wait, UINT64_MAX);
+            r = d.fusion_wait_semaphores(d.device, &wait, kSettleNs);
         }
-        watch_device_loss(d, r);
+        if (watch_device_loss(d, r) == VK_TIMEOUT)
+            log(LogLevel::Warn, "command buffer %p reset or freed while the driver still runs it (2 s waited)",
+                static_cast<void*>(cb.handle));
     }
     cb.native_on.store(nullptr, std::memory_order_relaxed);
 }
