@@ -23,10 +23,10 @@ layer mode's outcome equals the driver-alone one. Where the driver alone crashes
 layer is not required to do better (recorded, the case passes), unless a sanitizer report (the
 ASan build) names the layer's library. Scenarios the program lists as
 "racy" (the driver alone races: lavapipe frees what its queue thread still runs) are compared
-only in the fusing modes, where the driver never runs a command buffer that the application
-changes (lazy recording gives it replays; a command buffer whose own recording went to the
-driver is waited for before its reset or free): there they must give the outcome of their
-well-defined twin ("racy=twin"), and, without
+only in the defaults and the lazy-recording modes (SETTLED_MODES), where the driver never runs a
+command buffer that the application changes (lazy recording gives it replays; a command buffer
+whose own recording went to the driver is waited for before its reset or free): there they must
+give the outcome of their well-defined twin ("racy=twin"), and, without
 a twin, where each driver-alone run survived the race, must not crash or hang. Scenarios
 listed as "errs=twin" are compared as usual, except that where the driver alone returns an
 error (exit status 3: a call the scenario needs failed; NVIDIA's driver loses the device that
@@ -215,7 +215,7 @@ def main(argv):
                 elif want is None and racy and mode in SETTLED_MODES and not ref.abnormal() and got.abnormal():
                     # Its outcome may differ (the race), but where the driver alone survived
                     # every run, the layer must not be why the application crashes or hangs:
-                    # in the fusing modes, where the driver races only with what the layer gave
+                    # in SETTLED_MODES, where the driver races only with what the layer gave
                     # it (in the others it races as without the layer, and may lose).
                     passed = False
                     detail = f"layer: {got.text}; the driver alone survives the race: {ref.text}"
