@@ -224,6 +224,9 @@ public:
     PFN_vkGetSemaphoreCounterValue fusion_counter_value = nullptr;
     PFN_vkWaitSemaphores fusion_wait_semaphores = nullptr;
     std::atomic<uint32_t> open_batches{0};
+    // Command buffers whose `native_on` is set (submit/native_settle.h): while 0, a pool reset or
+    // destroy looks at none of its command buffers for them.
+    std::atomic<uint32_t> natively_submitted{0};
     // Held batches (any queue) that signal semaphores of the application's: while 0, host waits
     // and counter reads of semaphores, and submissions that wait on them, flush nothing.
     std::atomic<uint32_t> held_signal_batches{0};

@@ -61,11 +61,12 @@ void settle_native(const CommandBufferState& cb) {
             log(LogLevel::Warn, "command buffer %p reset or freed while the driver still runs it (2 s waited)",
                 static_cast<void*>(cb.handle));
     }
-    cb.native_on.store(nullptr, std::memory_order_relaxed);
+    if (cb.native_on.exchange(nullptr, std::memory_order_relaxed))
+        d.natively_submitted.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void settle_native_pool(DeviceState& d, VkCommandPool pool) {
-    if (!d.fusion) return;
+    if (!d.fusion || d.natively_submitted.load(std::memory_order_relaxed) == 0) return;
     for (const CommandBufferState* cb : pool_natively_submitted(d, pool)) settle_native(*cb);
 }
 

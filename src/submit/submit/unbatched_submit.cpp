@@ -46,7 +46,8 @@ void note_native(QueueState& q, uint32_t count, const Info* submits, uint64_t va
             cb->native_value = value;
             cb->native_followed = followed;
             cb->native_follow = follow;
-            cb->native_on.store(&q, std::memory_order_release);
+            if (!cb->native_on.exchange(&q, std::memory_order_acq_rel))
+                q.device->natively_submitted.fetch_add(1, std::memory_order_relaxed);
         }
     }
 }
