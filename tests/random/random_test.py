@@ -20,7 +20,8 @@ silently bypasses the layer or ignores a setting fails. The armed-launch configu
 --expect-released, default 0). The waits of resets and frees for a command buffer's last
 submission to show done (native_waits, src/submit/submit/native_settle.h) are printed: the
 programs are valid, so each is lavapipe showing a submission's semaphore signaled a moment
-before the layer's timeline value of the same submission (8 in 2,100 program runs).
+before the layer's timeline value of the same submission (8 and 12 in two sets of 2,100 program
+runs).
 
 With --shrink, each failing (seed, configuration) is reduced: first the fewest leading actions
 (--ops) that still fail, then single actions left out (--drop) while it still fails; the

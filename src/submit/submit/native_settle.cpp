@@ -16,24 +16,25 @@ namespace {
 // Past the bound the call goes on as without the layer, with a warning.
 constexpr uint64_t kSettleNs = 2'000'000'000;
 
-// Whether the submission that ran `cb` on `q` may still run. A device lost runs nothing more.
-bool may_run(DeviceState& d, QueueState& q, const CommandBufferState& cb) {
+// The value of `q`'s timeline that says the submission that ran `cb` completed, where it may
+// still run; 0: it is done (a device lost runs nothing more).
+uint64_t pending_value(DeviceState& d, QueueState& q, const CommandBufferState& cb) {
     QueueFusion* f = q.fusion.get();
-    if (!f || d.lost.load(std::memory_order_acquire)) return false;
+    if (!f || d.lost.load(std::memory_order_acquire)) return 0;
     if (cb.native_followed) {
-        if (!f->follows_now(cb.native_followed, cb.native_follow)) return false;
-        return d.dispatch.GetFenceStatus(d.device, cb.native_followed) == VK_NOT_READY;
+        if (!f->follows_now(cb.native_followed, cb.native_follow)) return 0;  // its fence was seen signaled
+        return f->settle_followed(cb.native_followed, cb.native_follow);
     }
-    if (f->seen_done(cb.native_value)) return false;
+    if (f->seen_done(cb.native_value)) return 0;
     uint64_t value = 0;
-    if (watch_device_loss(d, d.fusion_counter_value(d.device, f->timeline(), &value)) != VK_SUCCESS) return false;
+    if (watch_device_loss(d, d.fusion_counter_value(d.device, f->timeline(), &value)) != VK_SUCCESS) return 0;
     f->saw_completed(value);
-    if (value >= cb.native_value) return false;
+    if (value >= cb.native_value) return 0;
     // The idle tracker saw all the queue's work done (an idle wait, or the application's wait on
     // the fence of its latest submission): lavapipe may show a submission's fence signaled
     // before the timeline value it signals in the same submission.
     std::lock_guard lock(q.idle.mutex);
-    return q.idle.activity != QueueActivity::Idle;
+    return q.idle.activity == QueueActivity::Idle ? 0 : cb.native_value;
 }
 
 }  // namespace
@@ -42,22 +43,16 @@ void settle_native(const CommandBufferState& cb) {
     QueueState* q = cb.native_on.load(std::memory_order_acquire);
     if (!q) return;
     DeviceState& d = *q->device;
-    if (may_run(d, *q, cb)) {
+    if (const uint64_t value = pending_value(d, *q, cb)) {
         d.stats.add(Counter::NativeWaits);
         log(LogLevel::Debug, "command buffer %p reset or freed while the driver may run it: waiting for it",
             static_cast<void*>(cb.handle));
-        VkResult r;
-        if (cb.native_followed) {
-            r = d.dispatch.WaitForFences(d.device, 1, &cb.native_followed, VK_TRUE, kSettleNs);
-        } else {
-            const VkSemaphore timeline = q->fusion->timeline();
-            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-            wait.semaphoreCount = 1;
-            wait.pSemaphores = &timeline;
-            wait.pValues = &cb.native_value;
-            r = d.fusion_wait_semaphores(d.device, &wait, kSettleNs);
-        }
-        if (watch_device_loss(d, r) == VK_TIMEOUT)
+        const VkSemaphore timeline = q->fusion->timeline();
+        VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+        wait.semaphoreCount = 1;
+        wait.pSemaphores = &timeline;
+        wait.pValues = &value;
+        if (watch_device_loss(d, d.fusion_wait_semaphores(d.device, &wait, kSettleNs)) == VK_TIMEOUT)
             log(LogLevel::Warn, "command buffer %p reset or freed while the driver still runs it (2 s waited)",
                 static_cast<void*>(cb.handle));
     }

@@ -57,6 +57,15 @@ void QueueFusion::fence_released(VkFence fence) {
     timeline_.signal_instead_of(fence);
 }
 
+uint64_t QueueFusion::settle_followed(VkFence fence, uint64_t generation) {
+    std::lock_guard lock(locks_.queue());
+    if (!timeline_.followed().follows_now(fence, generation) || !timeline_.followed_busy()) return 0;
+    const uint64_t before = timeline_.submitted_value();
+    timeline_.signal_instead_of(fence);
+    const uint64_t after = timeline_.submitted_value();
+    return after > before ? after : 0;
+}
+
 VkResult QueueFusion::signal_fence(VkFence fence) {
     if (d_.lost.load(std::memory_order_acquire)) return VK_ERROR_DEVICE_LOST;
     TrackedSubmission tracked(&q_, fence);

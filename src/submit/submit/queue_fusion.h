@@ -193,6 +193,13 @@ public:
     // submission through. Valid usage says that submission completed; if the driver does not
     // say so (a misuse), an empty submission that signals the timeline follows it instead.
     void fence_released(VkFence fence);
+    // A command buffer that the submission followed through `fence` as follow `generation` ran
+    // is being reset or freed (native_settle.h): if that submission may still run, the timeline
+    // follows it from now on, and the value that says it completed is returned; 0: it is done,
+    // followed no more, or the signal could not be submitted. Takes the queue lock, under which
+    // the fence is looked at: the follow's end and the application's destroy of the fence wait
+    // for no look made without it.
+    uint64_t settle_followed(VkFence fence, uint64_t generation);
     // A batch is open, sealed or being recorded.
     bool has_pending() const { return batches_.has_pending(); }
     // A batch held signals semaphores of the application's (an observer flushes it first).

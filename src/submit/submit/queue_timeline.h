@@ -90,6 +90,9 @@ public:
     // The application reset, destroyed or imported `fence` while its followed submission may
     // run (a misuse): an empty submission that signals the timeline follows it instead.
     void signal_instead_of(VkFence fence);
+    // Whether the followed submission may still run (asks the driver while its fence is not
+    // known signaled); once done, its command buffer is free.
+    bool followed_busy();
     FollowedFence& followed() { return follow_; }
     const FollowedFence& followed() const { return follow_; }
     // The armed replay (armed_replay.h). Every other submission and idle wait of ours on the
@@ -130,8 +133,6 @@ private:
     void submitted(VkCommandBuffer cb, uint64_t value, VkResult result, uint64_t start_ns, uint32_t ops);
     // Nothing is followed any more; our command buffer is free again.
     void end_follow();
-    // Whether the followed submission may still run; once done, its command buffer is free.
-    bool followed_busy();
     void recycle(uint64_t completed);
     uint64_t completed_value();
 
