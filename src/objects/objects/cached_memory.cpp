@@ -1,6 +1,7 @@
 #include "objects/cached_memory.h"
 
 #include "core/log.h"
+#include "core/timeline_wait.h"
 #include "objects/alloc_cache.h"
 #include "objects/zero_fill.h"
 
@@ -42,12 +43,8 @@ void give_back(DeviceState& d, VkDeviceMemory memory) {
         uint64_t value = 0;
         if (t && f && (z->counter_value(d.device, f->timeline, &value) != VK_SUCCESS || value < t->value)) {
             d.stats.add(Counter::AllocCacheFillHostWaits);
-            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-            wait.semaphoreCount = 1;
-            wait.pSemaphores = &f->timeline;
-            wait.pValues = &t->value;
             // (A lost device answers at once: its work runs no more.)
-            watch_device_loss(d, z->wait_semaphores(d.device, &wait, UINT64_MAX));
+            watch_device_loss(d, wait_for_value(z->wait_semaphores, d.device, f->timeline, t->value, UINT64_MAX));
         }
         if (buffer) d.dispatch.DestroyBuffer(d.device, buffer, nullptr);
     }
@@ -236,11 +233,7 @@ void destroy_cached_memory(DeviceState& d) {
         // Our submissions end before anything they name goes (a lost device's at once).
         for (auto& [key, f] : z->queues) {
             if (!f->value) continue;
-            VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-            wait.semaphoreCount = 1;
-            wait.pSemaphores = &f->timeline;
-            wait.pValues = &f->value;
-            z->wait_semaphores(d.device, &wait, UINT64_MAX);
+            wait_for_value(z->wait_semaphores, d.device, f->timeline, f->value, UINT64_MAX);
             z->fills.completed(PendingFills::QueueId(reinterpret_cast<uintptr_t>(f.get())), f->value);
         }
     }

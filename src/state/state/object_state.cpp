@@ -165,6 +165,12 @@ bool pool_has_batched(DeviceState& device, VkCommandPool pool) {
     return false;
 }
 
+void note_native(const CommandBufferState& cb, QueueState& q, const NativeSubmission& submission) {
+    cb.native = submission;
+    if (!cb.native_on.exchange(&q, std::memory_order_acq_rel))
+        q.device->natively_submitted.fetch_add(1, std::memory_order_relaxed);
+}
+
 std::vector<const CommandBufferState*> pool_natively_submitted(DeviceState& device, VkCommandPool pool) {
     std::vector<const CommandBufferState*> out;
     std::lock_guard lock(device.mutex);

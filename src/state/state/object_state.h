@@ -81,6 +81,15 @@ public:
     QueueState& operator=(const QueueState&) = delete;
 };
 
+// A submission of the layer's that handed the driver command buffers as the application
+// recorded them (submit/native_settle.h): done once its queue's timeline reaches `value`, or,
+// followed through `followed` (followed_fence.h), once the queue's follow `follow` ended.
+struct NativeSubmission {
+    uint64_t value = 0;
+    VkFence followed = VK_NULL_HANDLE;
+    uint64_t follow = 0;
+};
+
 // What a command buffer holds. Written only by the thread recording it (command buffers are
 // externally synchronized), read at submission.
 struct CommandBufferState {
@@ -118,17 +127,14 @@ struct CommandBufferState {
     // is until then: a reset or free first flushes them).
     mutable std::atomic<uint32_t> in_batches{0};
     // The layer's last submission of this command buffer's own recording (the latency path's
-    // direct submission, or one passed through): until it completed, a re-begin, reset or free
-    // of the command buffer or of its pool waits for it (submit::settle_native), so that the
-    // driver never sees its command buffer change while it runs, as with lazy recording. Done
-    // once `native_on`'s timeline reaches `native_value`, or, followed through
-    // `native_followed` (followed_fence.h), once the queue's follow `native_follow` ended.
-    // Written by the submitting thread, `native_on` last (release), read by the one that
-    // resets or frees it, `native_on` first (acquire); null: nothing of it may run.
+    // direct submission, or one passed through), on queue `native_on`: until it completed, a
+    // re-begin, reset or free of the command buffer or of its pool waits for it
+    // (submit::settle_native), so that the driver never sees its command buffer change while
+    // it runs, as with lazy recording. Written by the submitting thread (note_native),
+    // `native_on` last (release), read by the one that resets or frees it, `native_on` first
+    // (acquire); null: nothing of it may run.
     mutable std::atomic<QueueState*> native_on{nullptr};
-    mutable uint64_t native_value = 0;
-    mutable VkFence native_followed = VK_NULL_HANDLE;
-    mutable uint64_t native_follow = 0;
+    mutable NativeSubmission native;
     // The driver's vkBeginCommandBuffer failed when the recording was made native: returned
     // by vkEndCommandBuffer. The command buffer then stays `lazy` with a stopped capture, so
     // that nothing more reaches the driver's command buffer, which never began.
@@ -308,6 +314,8 @@ void remove_command_pool(DeviceState& device, VkCommandPool pool);
 void reset_command_pool(DeviceState& device, VkCommandPool pool, bool release_memory = false);
 // Whether a command buffer of `pool` is in a batch of fusion's not yet replayed.
 bool pool_has_batched(DeviceState& device, VkCommandPool pool);
+// `cb`'s own recording went to the driver on `q` in `submission` (CommandBufferState::native_on).
+void note_native(const CommandBufferState& cb, QueueState& q, const NativeSubmission& submission);
 // The command buffers of `pool` whose own recording the layer submitted (`native_on` set).
 std::vector<const CommandBufferState*> pool_natively_submitted(DeviceState& device, VkCommandPool pool);
 

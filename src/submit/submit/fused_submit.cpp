@@ -326,7 +326,11 @@ VkResult fused_submit(QueueState& q, uint32_t count, const Info* submits, VkFenc
             // (Its semaphores go to the driver as the application made them.)
             f.note_signals(c.signals);
             d.fusion->awaited().waited(c.waits);
-            const VkResult r = f.submit_direct(count, submits, fence, next);
+            NativeSubmission done;
+            const VkResult r = f.submit_direct(count, submits, fence, next, &done);
+            // (The classification found every command buffer's state: of this device, captured.)
+            if (r == VK_SUCCESS)
+                for (uint32_t i = 0; i < c.total; ++i) note_native(*c[i], q, done);
             if (r == VK_SUCCESS && d.settings.arm != ArmMode::Off)
                 if (const CommandBufferState* cb = lone_command_buffer(d, count, submits)) f.arm(*cb);
             return r;

@@ -1,6 +1,7 @@
 #include "submit/fusion.h"
 
 #include "core/log.h"
+#include "core/timeline_wait.h"
 #include "state/object_record.h"
 #include "state/object_state.h"
 #include "submit/fusing_queues.h"
@@ -134,7 +135,6 @@ void settle_armed(DeviceState& d) {
     // (Also where none is armed: one disarmed a moment ago may still bind what goes now.)
     const FusingQueues queues(d);
     for (size_t i = 0; i < queues.size(); ++i) {
-        VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
         uint64_t value = 0;
         VkSemaphore done = VK_NULL_HANDLE;
         {
@@ -142,10 +142,7 @@ void settle_armed(DeviceState& d) {
             if (!queues[i]->disarm_for_objects(&done, &value)) continue;
         }
         // Skipped, it runs at once: then its command buffer of ours no longer uses what it names.
-        wait.semaphoreCount = 1;
-        wait.pSemaphores = &done;
-        wait.pValues = &value;
-        watch_device_loss(d, d.fusion_wait_semaphores(d.device, &wait, UINT64_MAX));
+        watch_device_loss(d, wait_for_value(d.fusion_wait_semaphores, d.device, done, value, UINT64_MAX));
     }
 }
 

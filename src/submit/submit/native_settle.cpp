@@ -1,6 +1,7 @@
 #include "submit/native_settle.h"
 
 #include "core/log.h"
+#include "core/timeline_wait.h"
 #include "idle/queue_idle.h"
 #include "state/object_state.h"
 #include "submit/queue_fusion.h"
@@ -21,20 +22,21 @@ constexpr uint64_t kSettleNs = 2'000'000'000;
 uint64_t pending_value(DeviceState& d, QueueState& q, const CommandBufferState& cb) {
     QueueFusion* f = q.fusion.get();
     if (!f || d.lost.load(std::memory_order_acquire)) return 0;
-    if (cb.native_followed) {
-        if (!f->follows_now(cb.native_followed, cb.native_follow)) return 0;  // its fence was seen signaled
-        return f->settle_followed(cb.native_followed, cb.native_follow);
+    const NativeSubmission& s = cb.native;
+    if (s.followed) {
+        if (!f->follows_now(s.followed, s.follow)) return 0;  // its fence was seen signaled
+        return f->settle_followed(s.followed, s.follow);
     }
-    if (f->seen_done(cb.native_value)) return 0;
+    if (f->seen_done(s.value)) return 0;
     uint64_t value = 0;
     if (watch_device_loss(d, d.fusion_counter_value(d.device, f->timeline(), &value)) != VK_SUCCESS) return 0;
     f->saw_completed(value);
-    if (value >= cb.native_value) return 0;
+    if (value >= s.value) return 0;
     // The idle tracker saw all the queue's work done (an idle wait, or the application's wait on
     // the fence of its latest submission): lavapipe may show a submission's fence signaled
     // before the timeline value it signals in the same submission.
     std::lock_guard lock(q.idle.mutex);
-    return q.idle.activity == QueueActivity::Idle ? 0 : cb.native_value;
+    return q.idle.activity == QueueActivity::Idle ? 0 : s.value;
 }
 
 }  // namespace
@@ -47,12 +49,9 @@ void settle_native(const CommandBufferState& cb) {
         d.stats.add(Counter::NativeWaits);
         log(LogLevel::Debug, "command buffer %p reset or freed while the driver may run it: waiting for it",
             static_cast<void*>(cb.handle));
-        const VkSemaphore timeline = q->fusion->timeline();
-        VkSemaphoreWaitInfo wait{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-        wait.semaphoreCount = 1;
-        wait.pSemaphores = &timeline;
-        wait.pValues = &value;
-        if (watch_device_loss(d, d.fusion_wait_semaphores(d.device, &wait, kSettleNs)) == VK_TIMEOUT)
+        const VkResult r =
+            wait_for_value(d.fusion_wait_semaphores, d.device, q->fusion->timeline(), value, kSettleNs);
+        if (watch_device_loss(d, r) == VK_TIMEOUT)
             log(LogLevel::Warn, "command buffer %p reset or freed while the driver still runs it (2 s waited)",
                 static_cast<void*>(cb.handle));
     }

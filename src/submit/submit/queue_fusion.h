@@ -34,6 +34,10 @@
 #include <unordered_map>
 #include <vector>
 
+namespace slipstream {
+struct NativeSubmission;
+}  // namespace slipstream
+
 namespace slipstream::submit {
 
 class QueueFusion {
@@ -108,9 +112,12 @@ public:
     bool owes_trailing_barrier() const { return recorder_.owes_trailing_barrier(); }
     // With no batch open: submits the application's own command buffers (still recorded
     // natively) as it asked, plus the queue's timeline signal, so the next submission knows
-    // whether the GPU is still busy with them.
-    VkResult submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next);
-    VkResult submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next);
+    // whether the GPU is still busy with them. `*done`: what says it completed (the caller notes
+    // it on the command buffers it found, note_native).
+    VkResult submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next,
+                           NativeSubmission* done);
+    VkResult submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence, PFN_vkQueueSubmit2 next,
+                           NativeSubmission* done);
     // With both locks, after everything held: a submission passed through. Each lazily
     // recorded command buffer it names is replayed into a command buffer of ours in its place,
     // and its last batch (or one more after it) signals the queue's timeline, as every
@@ -242,7 +249,7 @@ private:
     // The batch could not be submitted: give the driver the application's command buffers.
     VkResult submit_app_command_buffers(const HeldBatch& b);
     template <typename Info, typename Next>
-    VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next);
+    VkResult submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next, NativeSubmission* done);
     template <typename Info, typename Next>
     VkResult submit_passed_as(uint32_t count, const Info* submits, VkFence fence, Next next);
     // A lazily recorded command buffer replayed into one of ours, ended; null on failure.

@@ -30,31 +30,25 @@ void point_at(VkSubmitInfo& s, const VkCommandBuffer* cbs) { s.pCommandBuffers =
 void point_at(VkSubmitInfo2& s, const VkCommandBufferSubmitInfo* cbs) { s.pCommandBufferInfos = cbs; }
 
 // The application's command buffers in `submits` (ours, replays of lazy ones, are in no map)
-// went to the driver as the application recorded them, in a submission that completes when the
-// timeline of `q` reaches `value`, or, followed, with follow `follow` through `followed`: a
-// reset or free of one waits for it first (CommandBufferState::native_on).
+// went to the driver as the application recorded them in `submission`: a reset or free of one
+// waits for it first (CommandBufferState::native_on).
 template <typename Info>
-void note_native(QueueState& q, uint32_t count, const Info* submits, uint64_t value, VkFence followed,
-                 uint64_t follow) {
+void note_native_all(QueueState& q, uint32_t count, const Info* submits, const NativeSubmission& submission) {
     for (uint32_t i = 0; i < count; ++i) {
         uint32_t n = 0;
         const auto* entries = command_buffers_of(submits[i], &n);
         for (uint32_t j = 0; j < n; ++j) {
             // (One of another device's, a misuse passed through, would outlive this queue.)
             const CommandBufferState* cb = find_command_buffer(handle_of(entries[j]));
-            if (!cb || cb->device != q.device) continue;
-            cb->native_value = value;
-            cb->native_followed = followed;
-            cb->native_follow = follow;
-            if (!cb->native_on.exchange(&q, std::memory_order_acq_rel))
-                q.device->natively_submitted.fetch_add(1, std::memory_order_relaxed);
+            if (cb && cb->device == q.device) note_native(*cb, q, submission);
         }
     }
 }
 }  // namespace
 
 template <typename Info, typename Next>
-VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next) {
+VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFence fence, Next next,
+                                       NativeSubmission* done) {
     recorder_.ran_native_work();  // recorded natively, its barriers whole
     TrackedSubmission tracked(&q_, fence);
     OurSubmission s;
@@ -68,7 +62,7 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
         }
         s.followed = fence;
         const VkResult r = timeline_.submit(s, tracked, next, count, submits);
-        if (r == VK_SUCCESS) note_native(q_, count, submits, 0, fence, timeline_.followed().generation());
+        if (r == VK_SUCCESS) *done = {0, fence, timeline_.followed().generation()};
         return r;
     }
     s.value = timeline_.next_value();
@@ -95,17 +89,18 @@ VkResult QueueFusion::submit_direct_as(uint32_t count, const Info* submits, VkFe
         return VK_ERROR_DEVICE_LOST;
     }
     const VkResult r = timeline_.submit(s, tracked, next, n, copy);
-    if (r == VK_SUCCESS) note_native(q_, count, submits, s.value, VK_NULL_HANDLE, 0);
+    if (r == VK_SUCCESS) *done = {s.value, VK_NULL_HANDLE, 0};
     return r;
 }
 
-VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next) {
-    return submit_direct_as(count, submits, fence, next);
+VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo* submits, VkFence fence, PFN_vkQueueSubmit next,
+                                    NativeSubmission* done) {
+    return submit_direct_as(count, submits, fence, next, done);
 }
 
 VkResult QueueFusion::submit_direct(uint32_t count, const VkSubmitInfo2* submits, VkFence fence,
-                                    PFN_vkQueueSubmit2 next) {
-    return submit_direct_as(count, submits, fence, next);
+                                    PFN_vkQueueSubmit2 next, NativeSubmission* done) {
+    return submit_direct_as(count, submits, fence, next, done);
 }
 
 
@@ -161,7 +156,7 @@ VkResult QueueFusion::submit_passed_as(uint32_t count, const Info* submits, VkFe
         r = timeline_.submit(s, tracked, next, uint32_t(infos.size()), infos.data());
         if (r == VK_SUCCESS) {
             // The application's own recordings among them (ours replaced the lazy ones).
-            note_native(q_, uint32_t(infos.size()), infos.data(), s.value, VK_NULL_HANDLE, 0);
+            note_native_all(q_, uint32_t(infos.size()), infos.data(), NativeSubmission{s.value, VK_NULL_HANDLE, 0});
             // Ours are recycled once the timeline passes its value.
             for (size_t k = 0; k + 1 < ours.size(); ++k) timeline_.keep_until(ours[k], s.value);
             return r;
