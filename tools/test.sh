@@ -15,7 +15,11 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 jobs=$(nproc)
 
 tools/bootstrap.sh build
-ctest --test-dir build --output-on-failure -j"$jobs"
+# After a failed stage, tools/failure_digest.py prints each failed test's lines that are not a
+# pass at the end of the log (a CI log may keep only its tail).
+digest() { python3 tools/failure_digest.py "$1"; exit 1; }
+ctest --test-dir build --output-on-failure -j"$jobs" --output-junit "$PWD/build/tests.xml" \
+  --test-output-size-failed 10000000 || digest "$PWD/build/tests.xml"
 [ "${SLIPSTREAM_TEST_QUICK:-0}" = 1 ] && exit 0
 
 tools/bootstrap.sh build-asan -DSLIPSTREAM_SANITIZE=address
@@ -39,15 +43,16 @@ rm -f "$junit.retry"  # a retry's outcomes are this run's only
 # tracer_retry.py says which and why. Any other failure fails the stage at once.
 if ! asan_ctest -L 'unit|loader|suite|layers|sanitizers|stress' --output-junit "$junit" \
      --test-output-size-failed 10000000; then
-  python3 tools/tracer_retry.py "$junit" || exit 1
-  asan_ctest --rerun-failed --output-junit "$junit.retry"
+  python3 tools/tracer_retry.py "$junit" || digest "$junit"
+  asan_ctest --rerun-failed --output-junit "$junit.retry" || digest "$junit.retry"
 fi
 
 tools/bootstrap.sh build-tsan -DSLIPSTREAM_SANITIZE=thread
 # Without the validation layer: its own worker threads are not instrumented and race there.
 # tests/sanitizers/tsan.supp: races inside lavapipe, by library name.
 SLIPSTREAM_SUITE_MODES=off,on TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/sanitizers/tsan.supp \
-  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads --output-junit "$PWD/build-tsan/tsan-tests.xml"
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads --output-junit "$PWD/build-tsan/tsan-tests.xml" \
+  || digest "$PWD/build-tsan/tsan-tests.xml"
 
 # The reliability report (tools/reliability): fault injection, threads, misuse, hostile
 # settings and the heap, run again here in their short forms, and the two sanitizer stages

@@ -12,7 +12,8 @@ fail the stage at once.
 """
 import re
 import sys
-import xml.etree.ElementTree as ET
+
+from ctest_junit import failed_tests
 
 TRACER_RE = re.compile(r"Tracer caught signal (\d+)")
 FINDINGS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer: detected memory leaks",
@@ -20,16 +21,9 @@ FINDINGS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer: detected memory le
 
 
 def main(argv):
-    if len(argv) != 1:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
-        return 2
-    try:
-        cases = ET.parse(argv[0]).getroot().iter("testcase")
-        failed = [(c.get("name"), c.findtext("system-out") or "") for c in cases
-                  if c.get("status") == "fail"]
-    except (OSError, ET.ParseError) as e:
-        print(f"tracer_retry: cannot read {argv[0]} ({e}): not retrying", file=sys.stderr)
-        return 1
+    failed = failed_tests(argv, __doc__.strip().splitlines()[2].strip(), "tracer_retry: not retrying")
+    if isinstance(failed, int):
+        return failed
     retry, signals, other = [], set(), []
     for name, output in failed:
         crashes = TRACER_RE.findall(output)

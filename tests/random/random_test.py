@@ -348,8 +348,11 @@ def shrink(args, seed, config):
     return ops, drop
 
 
-def report_seed(seed, runs, failed, failures):
-    """Prints one seed's result (and the tail of each failing run); adds its failures."""
+def report_seed(seed, runs, failed, failures, quiet=False):
+    """Prints one seed's result (and the tail of each failing run); adds its failures. With
+    `quiet`, a seed that passed prints nothing."""
+    if quiet and not failed and not any(r.misread or r.self_races for r in runs):
+        return
     status = "FAIL " + ",".join(failed) if failed else "pass"
     if any(r.misread for r in runs):
         status += " (validation messages not judged: validation_alone reports this program)"
@@ -404,6 +407,9 @@ def main(argv):
                    help="run up to this many consecutive seeds in one process per configuration, on one "
                         "device (check_chunk); seeds that fail there run again alone")
     p.add_argument("--shrink", action="store_true")
+    p.add_argument("--quiet", action="store_true",
+                   help="print only the seeds that failed or had messages set aside, and the summary "
+                        "(a test log that keeps only its first lines then shows the failure)")
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--configs", help="comma-separated subset of: " + ",".join(c[0] for c in CONFIGS))
     p.add_argument("--env", action="append", default=[], metavar="VAR=VALUE",
@@ -456,7 +462,7 @@ def main(argv):
                 fused[r.config] += r.stats.get("command_buffers_fused", 0)
                 released[r.config] += r.stats.get("arm_released", 0)
                 native_waits[r.config] += r.stats.get("native_waits", 0)
-            report_seed(seed, runs, failed, failures)
+            report_seed(seed, runs, failed, failures, args.quiet)
             if any(r.misread for r in runs):
                 misread_seeds.append(seed)
     except KeyboardInterrupt:
