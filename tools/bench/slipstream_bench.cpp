@@ -2319,7 +2319,7 @@ Stats stats_of(const std::vector<double>& s) {
 
 void write_json(const std::string& path, const Context& ctx, const Options& opt,
                 const std::vector<StagingUse>& st, const std::vector<RowResult>& rows,
-                int validation_messages, double state_probe_us) {
+                int validation_messages, double state_probe_us, double state_probe_end_us) {
     std::ofstream f(path);
     if (!f) {
         std::fprintf(stderr, "slipstream-bench: cannot write %s\n", path.c_str());
@@ -2390,6 +2390,7 @@ void write_json(const std::string& path, const Context& ctx, const Options& opt,
     f << "},\n";
     f << "  \"validation_messages\": " << validation_messages << ",\n";
     f << "  \"state_probe_us\": " << json_num(state_probe_us) << ",\n";
+    f << "  \"state_probe_end_us\": " << json_num(state_probe_end_us) << ",\n";
     f << "  \"rows\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
         const RowResult& r = rows[i];
@@ -2451,7 +2452,7 @@ int main(int argc, char** argv) {
     std::vector<RowResult> results;
     std::vector<StagingUse> staging;
     int failures = 0;
-    double state_probe = 0;
+    double state_probe = 0, state_probe_end = 0;
     {
         Bench bench(ctx, opt);
         bench.init();
@@ -2483,10 +2484,14 @@ int main(int argc, char** argv) {
                         memory_flags_str(ctx.memory_properties.memoryTypes[s.type].propertyFlags).c_str(),
                         s.preference.c_str());
         staging = bench.staging();
+        // Again after the rows: whether what they did (armed replays waiting on the GPU, say)
+        // left the process's round trips slower than they began (tools/device/arm_state.sh).
+        state_probe_end = bench.state_probe_us();
+        std::printf("state probe after the rows: %.3f us\n", state_probe_end);
         bench.destroy();
     }
     const int validation = vkapp::g_validation_messages.load();
-    if (!opt.json_path.empty()) write_json(opt.json_path, ctx, opt, staging, results, validation, state_probe);
+    if (!opt.json_path.empty()) write_json(opt.json_path, ctx, opt, staging, results, validation, state_probe, state_probe_end);
     vkapp::destroy_context(ctx);
     const int after = vkapp::g_validation_messages.load();
     if (after) std::fprintf(stderr, "slipstream-bench: %d validation message(s)\n", after);

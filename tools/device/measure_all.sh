@@ -22,6 +22,8 @@
 #              over 3 rounds, marked rows repeated in 2 more
 #   objects    slipstream-object-cost (create + destroy pairs with and without the layer)
 #   overhead   overhead_report.py (per dispatch, per submit, per small command buffer)
+#   armstate   arm_state.py: bench processes with ARM=off and ARM=timeline in turn, a probe
+#              process without the layer after each (does arming make the slow state?)
 #   random     random_test.py on the device's queues (two distinct ones where it has them):
 #              seeds 100000 on, 120 actions, in batches of 50 per process (--batch), every
 #              configuration but the armed ones, until its time limit
@@ -34,7 +36,7 @@
 # --seed-start S: the random phase's first seed (default 100000), for a second call that goes on
 # where the first one's time ran out.
 # --limits SHORT,LONG: the phases' time limits in seconds (default 280,560: "short" phases are
-# objects, overhead, seed80250 and each step of old; the others are "long"), so that the phases
+# objects, overhead, armstate, seed80250 and each step of old; the others are "long"), so that the phases
 # named in one device call fit its 10 minutes together.
 #
 # On the H200 (../shared/device/README.md): carry [".gl", BUILD] and, for --old, only OLD_BUILD's
@@ -46,7 +48,7 @@ cd "$(dirname "$0")/../.."
 build=${1:?usage: measure_all.sh BUILD OUT [--old OLD_BUILD] [--quick] [--phases a,b]}
 out=${2:?usage: measure_all.sh BUILD OUT [--old OLD_BUILD] [--quick] [--phases a,b]}
 shift 2
-old="" quick=0 limits="" seed_start=100000 phases="donemeans,knobs,objects,overhead,random,seed80250,old"
+old="" quick=0 limits="" seed_start=100000 phases="donemeans,knobs,objects,overhead,armstate,random,seed80250,old"
 while [ $# -gt 0 ]; do
   case "$1" in
     --old) old=$2; shift 2 ;;
@@ -99,6 +101,8 @@ run knobs $limit_long python3 tools/bench/bench_report.py --build-dir "$build" -
 run objects $limit_short env DISABLE_SLIPSTREAM=1 VK_ADD_LAYER_PATH="$PWD/$build/share/vulkan/explicit_layer.d" \
   "$build/tools/overhead/slipstream-object-cost" $([ $quick = 1 ] && echo "--reps 2 --pairs 10" || echo "--reps 5 --pairs 40")
 run overhead $limit_short python3 tools/overhead/overhead_report.py --build-dir "$build" --json "$out/overhead.json"
+run armstate $limit_short python3 tools/device/arm_state.py --build-dir "$build" --out "$out/armstate" \
+  $([ $quick = 1 ] && echo "--steps 1 --reps 5")
 # Every configuration but the armed ones (their own phase is the knob matrix's ARM column).
 run random $limit_long python3 tests/random/random_test.py --build-dir "$build" --start $seed_start --count $seeds \
   --ops 120 --jobs $jobs --timeout 60 --share-queues --batch $batch \
