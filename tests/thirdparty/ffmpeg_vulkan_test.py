@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""A third-party Vulkan compute runtime under Slipstream, unmodified: FFmpeg's Vulkan filters.
+
+    ffmpeg_vulkan_test.py --build-dir B [--ffmpeg PATH] [--frames N]
+
+FFmpeg (Debian 12: 5.1) uploads frames to Vulkan images, runs each filter as compute shaders
+over sampled and storage images, orders its submissions with timeline semaphores and waits on
+fences, and downloads the result. Each filter chain below runs without the layer (the
+reference) and under Slipstream in several configurations; the frames' MD5 (ffmpeg's md5 muxer)
+must equal the reference's. Under the defaults, summed over the chains, the layer's statistics
+must show command buffers fused and submissions with semaphores fused: the runtime's work went
+through fusion, not around it.
+
+FFmpeg 5.1's Vulkan filters are not clean under synchronization validation by themselves (the
+validation layer without Slipstream reports hazards in every chain here), so "silent" cannot
+be asked. The `validation` configuration (Slipstream over the validation layer) must report no
+kind of message (its MessageID) that the validation layer without Slipstream does not report for
+the same chain: the layer adds no hazard of its own.
+
+Chains with two inputs (overlay_vulkan, blend_vulkan) are left out: their output differs from
+run to run without the layer.
+
+Without ffmpeg, or with one that has no Vulkan filters, the test prints "SKIPPED: ..." and exits
+0 (tools/bootstrap.sh installs ffmpeg). Exit status 1 when a run failed, 2 on bad usage.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
+import slipstream_env  # noqa: E402
+
+CHAINS = {
+    "scale": "scale_vulkan=w=128:h=72",
+    "flips": "hflip_vulkan,vflip_vulkan,transpose_vulkan",
+    "blurs": "gblur_vulkan=sigma=2,avgblur_vulkan=sizeX=3,chromaber_vulkan",
+    "flip_scale": "flip_vulkan,scale_vulkan=w=200:h=100",
+}
+# name, Slipstream mode, settings
+CONFIGS = [
+    ("defaults", "on", {}),
+    ("lazy_off", "on", {"VK_SLIPSTREAM_LAZY_RECORD": "off"}),
+    ("fuse_off", "on", {"VK_SLIPSTREAM_FUSE": "off"}),
+    ("defer_0", "on", {"VK_SLIPSTREAM_MAX_DEFER_US": "0"}),
+    ("pools_always", "on", {"VK_SLIPSTREAM_OBJECT_POOL": "always", "VK_SLIPSTREAM_ALLOC_CACHE": "always"}),
+    ("validation", "validation", {}),
+]
+MD5_RE = re.compile(r"^MD5=([0-9a-f]{32})$", re.M)
+MESSAGE_ID_RE = re.compile(r"Validation (?:Error|Warning): \[ ([A-Za-z0-9_-]+) \]")
+EXPECTED_DEFAULTS = ("command_buffers_fused", "semaphore_submits_fused")
+
+
+def ffmpeg_cmd(ffmpeg, chain, frames):
+    return [ffmpeg, "-hide_banner", "-nostdin", "-v", "error", "-init_hw_device", "vulkan=vk:0",
+            "-filter_hw_device", "vk", "-f", "lavfi", "-i", "testsrc2=size=256x144:rate=25",
+            "-frames:v", str(frames), "-vf", f"format=yuv420p,hwupload,{chain},hwdownload,format=yuv420p",
+            "-f", "md5", "-"]
+
+
+def run(args, chain, mode, settings, tmp):
+    """One ffmpeg run; returns (md5 or None, validation message ids, statistics, problem or None)."""
+    if mode == "alone":
+        env = slipstream_env.layer_env("off", args.build_dir, extra_layers_below=[slipstream_env.VALIDATION])
+        env["VK_LAYER_ENABLES"] = slipstream_env.validation_enables()
+    else:
+        env = slipstream_env.layer_env(mode, args.build_dir)
+    env.update(settings)
+    stats_path = os.path.join(tmp, "stats.json")
+    if os.path.exists(stats_path):
+        os.remove(stats_path)
+    if mode not in ("off", "alone"):
+        env["VK_SLIPSTREAM_STATS_FILE"] = stats_path
+    try:
+        p = subprocess.run(ffmpeg_cmd(args.ffmpeg, CHAINS[chain], args.frames), env=env,
+                           capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return None, set(), {}, f"no exit within {args.timeout:g} s"
+    out = p.stdout + p.stderr
+    md5 = MD5_RE.search(p.stdout)
+    ids = set(MESSAGE_ID_RE.findall(out))
+    problem = None if p.returncode == 0 and md5 else f"exit {p.returncode}, {out.strip()[-400:]}"
+    stats = {}
+    if mode not in ("off", "alone") and not problem:
+        try:
+            with open(stats_path, encoding="utf-8") as f:
+                for d in json.load(f).get("devices") or []:
+                    for k, v in d.items():
+                        if isinstance(v, int):
+                            stats[k] = stats.get(k, 0) + v
+        except (OSError, ValueError) as e:
+            problem = f"no statistics from the layer (was it loaded?): {e}"
+    return md5.group(1) if md5 else None, ids, stats, problem
+
+
+def has_vulkan_filters(ffmpeg):
+    try:
+        p = subprocess.run([ffmpeg, "-hide_banner", "-filters"], capture_output=True, text=True, timeout=60)
+    except OSError:
+        return False
+    names = {n for c in CHAINS.values() for n in re.findall(r"[a-z]+_vulkan", c)}
+    return all(re.search(rf"\b{n}\b", p.stdout) for n in names)
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--ffmpeg", default=shutil.which("ffmpeg"))
+    p.add_argument("--frames", type=int, default=8)
+    p.add_argument("--timeout", type=float, default=120.0)
+    args = p.parse_args(argv)
+    if not args.ffmpeg or not has_vulkan_filters(args.ffmpeg):
+        print("SKIPPED: no ffmpeg with Vulkan filters (tools/bootstrap.sh installs Debian's)")
+        return 0
+    failures, defaults = [], {k: 0 for k in EXPECTED_DEFAULTS}
+    with tempfile.TemporaryDirectory(prefix="slipstream-ffmpeg-") as tmp:
+        for chain in CHAINS:
+            ref, _, _, problem = run(args, chain, "off", {}, tmp)
+            if problem:
+                failures.append(f"{chain} [off]: {problem}")
+                continue
+            _, alone_ids, _, problem = run(args, chain, "alone", {}, tmp)
+            if problem:
+                failures.append(f"{chain} [validation_alone]: {problem}")
+            line = [f"{chain}: off {ref[:8]}"]
+            for name, mode, settings in CONFIGS:
+                md5, ids, stats, problem = run(args, chain, mode, settings, tmp)
+                if not problem and md5 != ref:
+                    problem = f"MD5 {md5} differs from no layer's {ref}"
+                if not problem and ids - alone_ids:
+                    problem = (f"validation reported {', '.join(sorted(ids - alone_ids))}, which it does not "
+                               f"report without Slipstream ({', '.join(sorted(alone_ids)) or 'nothing'})")
+                if problem:
+                    failures.append(f"{chain} [{name}]: {problem}")
+                if name == "defaults":
+                    for k in defaults:
+                        defaults[k] += stats.get(k, 0)
+                line.append(f"{name} {'ok' if not problem else 'FAIL'}")
+            print(", ".join(line) + f" (validation alone reports: {', '.join(sorted(alone_ids)) or 'nothing'})")
+    for k, v in defaults.items():
+        if v < 1:
+            failures.append(f"defaults: {k} = {v} over all chains, expected >= 1 (fusion did not engage)")
+    print("defaults, summed over the chains: " + ", ".join(f"{k} {v}" for k, v in defaults.items()))
+    for f in failures:
+        print("FAIL: " + f)
+    print(f"{len(CHAINS) * (len(CONFIGS) + 2)} runs, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
