@@ -188,7 +188,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     state->settings = instance->settings;
     state->stats.set_enabled(stats_wanted(state->settings));
     state->set_loader_data = loader_data ? loader_data->u.pfnSetDeviceLoaderData : nullptr;
-    init_device_dispatch(*device, &state->dispatch, next_gdpa);
+    init_device_dispatch(*device, &state->dispatch, next_gdpa, instance->instance, instance->dispatch.GetInstanceProcAddr);
     if (state->settings.spin) state->idle = std::make_unique<IdleTracker>(*device, state->dispatch, &state->stats);
     if (state->settings.object_pool) {
         const bool always = state->settings.object_pool_always;

@@ -48,7 +48,7 @@ Context create_context(const char* app_name, const ContextOptions& options) {
     app.pApplicationName = app_name;
     app.apiVersion = options.api_version;
     std::vector<const char*> exts;
-    const bool debug_utils = has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    const bool debug_utils = options.debug_utils && has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     if (debug_utils) exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ici.pApplicationInfo = &app;

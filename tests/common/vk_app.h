@@ -36,6 +36,9 @@ struct ContextOptions {
     // Vulkan 1.2 features enabled where the device has them (Context says which it got).
     bool buffer_device_address = false;
     bool storage_buffer_update_after_bind = false;
+    // VK_EXT_debug_utils on the instance, with the messenger that counts validation messages
+    // (off: for a program that calls its commands without enabling it, as some runtimes do).
+    bool debug_utils = true;
 };
 
 struct Context {

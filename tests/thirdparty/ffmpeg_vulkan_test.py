@@ -5,7 +5,8 @@
 
 FFmpeg (Debian 12: 5.1) uploads frames to Vulkan images, runs each filter as compute shaders
 over sampled and storage images, orders its submissions with timeline semaphores and waits on
-fences, and downloads the result. Each filter chain below runs without the layer (the
+fences, and downloads the result; its libplacebo filter renders with graphics pipelines and
+compute and labels its command buffers. Each filter chain below runs without the layer (the
 reference) and under Slipstream in several configurations; the frames' MD5 (ffmpeg's md5 muxer)
 must equal the reference's. Under the defaults, summed over the chains, the layer's statistics
 must show command buffers fused and submissions with semaphores fused: the runtime's work went
@@ -41,6 +42,10 @@ CHAINS = {
     "flips": "hflip_vulkan,vflip_vulkan,transpose_vulkan",
     "blurs": "gblur_vulkan=sigma=2,avgblur_vulkan=sizeX=3,chromaber_vulkan",
     "flip_scale": "flip_vulkan,scale_vulkan=w=200:h=100",
+    # libplacebo: render passes and graphics pipelines next to compute, labels through
+    # vkGetDeviceProcAddr on an instance without VK_EXT_debug_utils (tests/apps/debug_labels.cpp).
+    "placebo": "libplacebo=w=128:h=72:deband=1",
+    "placebo_lanczos": "libplacebo=w=320:h=180:upscaler=ewa_lanczos",
 }
 # name, Slipstream mode, settings
 CONFIGS = [
@@ -103,7 +108,7 @@ def has_vulkan_filters(ffmpeg):
         p = subprocess.run([ffmpeg, "-hide_banner", "-filters"], capture_output=True, text=True, timeout=60)
     except OSError:
         return False
-    names = {n for c in CHAINS.values() for n in re.findall(r"[a-z]+_vulkan", c)}
+    names = {n for c in CHAINS.values() for n in re.findall(r"(?:^|,)([a-z0-9_]+)", c)}
     return all(re.search(rf"\b{n}\b", p.stdout) for n in names)
 
 

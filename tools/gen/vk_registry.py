@@ -152,6 +152,19 @@ class Registry:
         return [(n, self.command(n), self.present[n]) for n in sorted(self.present)
                 if self.command(n) is not None]
 
+    def of_instance_extensions(self):
+        """Names of the commands that only instance extensions require (no Vulkan version, no
+        device extension), such as VK_EXT_debug_utils' vkCmdBeginDebugUtilsLabelEXT."""
+        def names(reqs):
+            return {c.get("name") for req in reqs if for_vulkan(req) for c in req.iter("command")}
+        core = names(req for f in self.root.findall("feature")
+                     if "vulkan" in f.get("api", "vulkan").split(",") for req in f.findall("require"))
+        by_type = {"instance": set(), "device": set()}
+        for ext in self.root.findall("extensions/extension"):
+            if "vulkan" in (ext.get("supported") or "").split(",") and ext.get("type") in by_type:
+                by_type[ext.get("type")] |= names(ext.findall("require"))
+        return by_type["instance"] - by_type["device"] - core
+
     def first_type(self, name):
         return param_type(self.command(name)["params"][0])
 
