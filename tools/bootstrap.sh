@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ python3 libvulkan-dev vulkan-tools vulkan-validationlayers
           vulkan-validationlayers-dev mesa-vulkan-drivers glslang-tools libgtest-dev
-          dpkg-dev file mangohud vkbasalt ffmpeg)
+          dpkg-dev file mangohud vkbasalt ffmpeg xvfb xauth)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,7 +4,8 @@
 #                  layer, layer over the Khronos validation layer with synchronization
 #                  validation), test layers, the Debian package installed into a clean root
 #                  and user installs (install), Slipstream beside other layers (coexist),
-#                  FFmpeg's Vulkan filters under it (thirdparty), and the benchmarks briefly;
+#                  FFmpeg's Vulkan filters and vkcube under it (thirdparty), and the
+#                  benchmarks briefly;
 #  2. build-asan/  unit, loader, suite, stress and test-layer tests again under AddressSanitizer +
 #                  UBSan, and the leak canary (tests/sanitizers);
 #  3. build-tsan/  the threading tests under ThreadSanitizer.
