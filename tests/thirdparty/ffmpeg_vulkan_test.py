@@ -46,7 +46,11 @@ CHAINS = {
     # vkGetDeviceProcAddr on an instance without VK_EXT_debug_utils (tests/apps/debug_labels.cpp).
     "placebo": "libplacebo=w=128:h=72:deband=1",
     "placebo_lanczos": "libplacebo=w=320:h=180:upscaler=ewa_lanczos",
+    # Nine filters in one graph, run by four filter threads.
+    "long_threads": "scale_vulkan=w=320:h=180,gblur_vulkan=sigma=1.5,hflip_vulkan,chromaber_vulkan,"
+                    "avgblur_vulkan=sizeX=2,vflip_vulkan,transpose_vulkan,scale_vulkan=w=200:h=300,flip_vulkan",
 }
+THREADS = {"long_threads": 4}
 # name, Slipstream mode, settings
 CONFIGS = [
     ("defaults", "on", {}),
@@ -61,8 +65,10 @@ MESSAGE_ID_RE = re.compile(r"Validation (?:Error|Warning): \[ ([A-Za-z0-9_-]+) \
 EXPECTED_DEFAULTS = ("command_buffers_fused", "semaphore_submits_fused")
 
 
-def ffmpeg_cmd(ffmpeg, chain, frames):
-    return [ffmpeg, "-hide_banner", "-nostdin", "-v", "error", "-init_hw_device", "vulkan=vk:0",
+def ffmpeg_cmd(ffmpeg, name, frames):
+    chain = CHAINS[name]
+    return [ffmpeg, "-hide_banner", "-nostdin", "-v", "error", "-filter_threads", str(THREADS.get(name, 1)),
+            "-init_hw_device", "vulkan=vk:0",
             "-filter_hw_device", "vk", "-f", "lavfi", "-i", "testsrc2=size=256x144:rate=25",
             "-frames:v", str(frames), "-vf", f"format=yuv420p,hwupload,{chain},hwdownload,format=yuv420p",
             "-f", "md5", "-"]
@@ -82,7 +88,7 @@ def run(args, chain, mode, settings, tmp):
     if mode not in ("off", "alone"):
         env["VK_SLIPSTREAM_STATS_FILE"] = stats_path
     try:
-        p = subprocess.run(ffmpeg_cmd(args.ffmpeg, CHAINS[chain], args.frames), env=env,
+        p = subprocess.run(ffmpeg_cmd(args.ffmpeg, chain, args.frames), env=env,
                            capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return None, set(), {}, f"no exit within {args.timeout:g} s"
