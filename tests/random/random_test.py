@@ -42,6 +42,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -365,7 +366,10 @@ def report_seed(seed, runs, failed, failures, quiet=False):
         if r.problems:
             failures.append((seed, r))
             print(f"  [{r.config}] " + "; ".join(r.problems))
-            for line in r.output.strip().splitlines()[-15:]:
+            lines = r.output.strip().splitlines()
+            # A crash's stack (tests/common/vk_app.cpp prints it) whole, else the last lines.
+            crash = next((i for i, l in enumerate(lines) if l.startswith("fatal signal:")), None)
+            for line in (lines[crash:crash + 40] if crash is not None else lines[-15:]):
                 print(f"    | {line[:400]}")
 
 
@@ -466,6 +470,8 @@ def main(argv):
             if any(r.misread for r in runs):
                 misread_seeds.append(seed)
     except KeyboardInterrupt:
+        # A second interrupt (`timeout` and a shell both passing one on) must not cut the summary.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(f"random_test: interrupted after {finished} of {len(seeds)} seed(s); the seeds in flight are left out")
         pool.shutdown(wait=False, cancel_futures=True)
         seeds = seeds[:finished]
