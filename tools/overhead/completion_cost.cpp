@@ -6,7 +6,10 @@
 //              submissions (what the idle tracker does), the reset counted in
 //   timeline:  the same signalling a timeline semaphore, value n for the n-th submission
 //   submit2_timeline: the same through vkQueueSubmit2
-// and the cost of asking: vkGetFenceStatus of a signaled fence, vkGetSemaphoreCounterValue.
+// and the cost of asking: vkGetFenceStatus of a signaled fence, vkGetSemaphoreCounterValue, and
+// the driver's vkQueueWaitIdle and vkDeviceWaitIdle on a queue with nothing submitted since the
+// last idle wait (`*_idle`) and right after a submission whose fence the host saw signal
+// (`*_after_work`: what an idle wait costs once a spin has seen the work complete).
 // A fence ring needs log2(n) status queries to find how far the queue got (a binary search over
 // the in-flight fences); a timeline, one counter read. Repetitions alternate between the ways;
 // the GPU's own time (waits between batches) is not counted. Prints a table and one JSON line.
@@ -97,14 +100,43 @@ struct Rig {
         return ns / submits;
     }
 
-    // ns per query of how far the queue got: one vkGetFenceStatus, one counter read.
+    // One idle wait of the driver's: the queue's or the device's.
+    void wait_idle(const std::string& way) {
+        if (way.rfind("queue", 0) == 0) VK_CHECK(vkQueueWaitIdle(ctx.queue));
+        else VK_CHECK(vkDeviceWaitIdle(ctx.device));
+    }
+
+    // ns per idle wait right after one dispatch completed (its fence seen signaled; the
+    // submission, the spin and the reset not counted).
+    double idle_after_work_ns(const std::string& way, int queries) {
+        double ns = 0;
+        for (int i = 0; i < queries; ++i) {
+            VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+            si.commandBufferCount = 1;
+            si.pCommandBuffers = &cb;
+            VK_CHECK(vkQueueSubmit(ctx.queue, 1, &si, ring[0]));
+            while (vkGetFenceStatus(ctx.device, ring[0]) == VK_NOT_READY) {
+            }
+            Clock::time_point t0 = Clock::now();
+            wait_idle(way);
+            ns += ns_between(t0, Clock::now());
+            VK_CHECK(vkResetFences(ctx.device, 1, ring));
+        }
+        return ns / queries;
+    }
+
+    // ns per query of how far the queue got: one vkGetFenceStatus, one counter read, one idle
+    // wait of the driver's.
     double query_ns(const std::string& way, int queries) {
+        if (way.find("_after_work") != std::string::npos) return idle_after_work_ns(way, std::min(queries, 200));
         VK_CHECK(vkQueueSubmit(ctx.queue, 0, nullptr, ring[0]));
         VK_CHECK(vkQueueWaitIdle(ctx.queue));
         Clock::time_point t0 = Clock::now();
         uint64_t v = 0;
         for (int i = 0; i < queries; ++i) {
-            if (way == "fence_status") {
+            if (way == "queue_wait_idle" || way == "device_wait_idle") {
+                wait_idle(way);
+            } else if (way == "fence_status") {
                 if (vkGetFenceStatus(ctx.device, ring[0]) != VK_SUCCESS) vkapp::fail("fence status", VK_NOT_READY, __FILE__, __LINE__);
             } else {
                 VK_CHECK(vkGetSemaphoreCounterValue(ctx.device, timeline, &v));
@@ -138,7 +170,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::vector<std::string> submit_ways = {"none", "fence", "timeline", "submit2_timeline"};
-    const std::vector<std::string> query_ways = {"fence_status", "counter_value"};
+    const std::vector<std::string> query_ways = {"fence_status",           "counter_value",
+                                                 "queue_wait_idle",        "device_wait_idle",
+                                                 "queue_wait_idle_after_work", "device_wait_idle_after_work"};
     std::vector<std::vector<double>> s(submit_ways.size()), q(query_ways.size());
     std::string device;
     int failures = 0;
@@ -164,9 +198,9 @@ int main(int argc, char** argv) {
     for (size_t w = 0; w < submit_ways.size(); ++w)
         std::printf("%-22s%12.0f%12.0f%14.0f\n", submit_ways[w].c_str(), *std::min_element(s[w].begin(), s[w].end()),
                     median(s[w]), median(s[w]) - median(s[0]));
-    std::printf("%-22s%12s%12s\n", "per query", "min ns", "median ns");
+    std::printf("%-28s%12s%12s\n", "per query", "min ns", "median ns");
     for (size_t w = 0; w < query_ways.size(); ++w)
-        std::printf("%-22s%12.1f%12.1f\n", query_ways[w].c_str(), *std::min_element(q[w].begin(), q[w].end()),
+        std::printf("%-28s%12.1f%12.1f\n", query_ways[w].c_str(), *std::min_element(q[w].begin(), q[w].end()),
                     median(q[w]));
     std::string json = "{\"device\": \"" + device + "\"";
     for (size_t w = 0; w < submit_ways.size(); ++w)
