@@ -19,6 +19,10 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     DeviceState* state = find_device(device);
     PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
     submit::stop_device(*state);
+    // The objects the layer kept (pooled fences and timelines, cached memory) go before the
+    // device does: the driver's own idle wait first, for an application that did not wait, or
+    // whose last idle wait the layer answered while the driver was still finishing work.
+    if (!state->lost.load(std::memory_order_acquire)) state->dispatch.DeviceWaitIdle(device);
     objects::destroy_pooled_fences(*state);
     objects::destroy_cached_memory(*state);
     objects::destroy_pooled_timelines(*state);

@@ -73,6 +73,25 @@ VkResult as_poll_result(QueueActivity a, VkResult error) {
     return a == QueueActivity::Idle ? VK_SUCCESS : a == QueueActivity::Pending ? VK_NOT_READY : VK_INCOMPLETE;
 }
 
+// An idle wait: `first` is the layer's first look (VK_SUCCESS: idle, VK_NOT_READY: spin on
+// `poll`, another code: block at once). With `driver_last` it ends in the driver's own idle
+// wait (`block`) also where the layer saw the work done: a driver may still be busy with a
+// submission after its signals, and only its idle wait waits for that (docs/internals.md,
+// "Idle waits": FFmpeg's teardown crashed lavapipe's submit thread without it).
+template <typename Poll, typename Block>
+VkResult idle_wait(DeviceState& d, VkResult first, bool driver_last, Poll&& poll, Block&& block) {
+    bool driver_waited = false;
+    auto driver = [&](uint64_t timeout) {
+        driver_waited = true;
+        return block(timeout);
+    };
+    VkResult r = first;
+    if (first == VK_NOT_READY) r = spin_then_block(d, d.idle_spin, UINT64_MAX, poll, driver);
+    else if (first != VK_SUCCESS && first > 0) r = driver(0);
+    if (r == VK_SUCCESS && driver_last && !driver_waited) r = block(0);
+    return r;
+}
+
 }  // namespace
 
 namespace {
@@ -259,15 +278,11 @@ VkResult fusing_queue_wait_idle(QueueState& q) {
     DeviceState& d = *q.device;
     auto poll = [&] { return poll_fusing_queue(q); };
     const VkResult first = poll();
-    if (first == VK_SUCCESS) {
-        d.stats.add(Counter::IdleShortcuts);
-        return VK_SUCCESS;
-    }
+    if (first == VK_SUCCESS) d.stats.add(Counter::IdleShortcuts);
     if (first < 0) return first;
     auto block = [&](uint64_t) { return d.dispatch.QueueWaitIdle(q.queue); };
-    const VkResult r =
-        first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
-    if (r == VK_SUCCESS) driver_idle(*d.idle, q);
+    const VkResult r = idle_wait(d, first, false, poll, block);
+    if (r == VK_SUCCESS && first != VK_SUCCESS) driver_idle(*d.idle, q);
     return r;
 }
 }  // namespace
@@ -292,10 +307,7 @@ VkResult queue_wait_idle(QueueState& q) {
     VkResult error;
     QueueActivity a = t.poll(q.idle, &error);
     if (error != VK_SUCCESS) return error;
-    if (a == QueueActivity::Idle) {
-        d.stats.add(Counter::IdleShortcuts);
-        return VK_SUCCESS;
-    }
+    if (a == QueueActivity::Idle) d.stats.add(Counter::IdleShortcuts);
     bool spin = a == QueueActivity::Pending;
     if (a == QueueActivity::Busy) {
         std::lock_guard lock(q.idle.mutex);
@@ -306,8 +318,9 @@ VkResult queue_wait_idle(QueueState& q) {
         return as_poll_result(now, error);
     };
     auto block = [&](uint64_t) { return d.dispatch.QueueWaitIdle(q.queue); };
-    VkResult r = spin ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
-    if (r == VK_SUCCESS) driver_idle(t, q);
+    const VkResult first = a == QueueActivity::Idle ? VK_SUCCESS : spin ? VK_NOT_READY : VK_INCOMPLETE;
+    const VkResult r = idle_wait(d, first, false, poll, block);
+    if (r == VK_SUCCESS && first != VK_SUCCESS) driver_idle(t, q);
     return r;
 }
 
@@ -348,14 +361,11 @@ VkResult device_wait_idle(DeviceState& d) {
         }
         return result;
     };
-    VkResult first = poll();
-    if (first == VK_SUCCESS) {
-        d.stats.add(Counter::IdleShortcuts);
-        return VK_SUCCESS;
-    }
+    const VkResult first = poll();
+    if (first == VK_SUCCESS) d.stats.add(Counter::IdleShortcuts);
     if (first < 0) return first;
     auto block = [&](uint64_t) { return d.dispatch.DeviceWaitIdle(d.device); };
-    VkResult r = first == VK_NOT_READY ? spin_then_block(d, d.idle_spin, UINT64_MAX, poll, block) : block(0);
+    const VkResult r = idle_wait(d, first, true, poll, block);
     if (r == VK_SUCCESS) {
         for (QueueState* q : queues) driver_idle(t, *q);
     }
