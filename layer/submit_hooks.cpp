@@ -33,6 +33,20 @@ void count_submits(DeviceState& device, uint32_t count, const VkSubmitInfo2* sub
             count_command_buffer(device, submits[i].pCommandBufferInfos[j].commandBuffer);
 }
 
+bool names_semaphores(const VkSubmitInfo& s) { return s.waitSemaphoreCount || s.signalSemaphoreCount; }
+bool names_semaphores(const VkSubmitInfo2& s) { return s.waitSemaphoreInfoCount || s.signalSemaphoreInfoCount; }
+
+// The next idle wait on `q` ends in the driver's where a submission named a semaphore
+// (docs/internals.md, "Idle waits").
+template <typename Info>
+void note_semaphores(QueueState* q, uint32_t count, const Info* submits) {
+    for (uint32_t i = 0; q && i < count; ++i)
+        if (names_semaphores(submits[i])) {
+            q->semaphores_since_driver_idle.store(true, std::memory_order_relaxed);
+            return;
+        }
+}
+
 CommandBufferState* state_of(const VkSubmitInfo& s, uint32_t j) { return find_command_buffer(s.pCommandBuffers[j]); }
 CommandBufferState* state_of(const VkSubmitInfo2& s, uint32_t j) {
     return find_command_buffer(s.pCommandBufferInfos[j].commandBuffer);
@@ -68,6 +82,7 @@ VkResult submit(VkQueue queue, uint32_t count, const Info* app_submits, VkFence 
     if (VkResult r = objects::before_submission(*device, q); r != VK_SUCCESS) return r;
     objects::note_fence_given(*device, fence);
     if (device->stats.enabled()) count_submits(*device, count, submits);
+    note_semaphores(q, count, submits);
     // A wait on a semaphore another queue's held batch signals, or a binary signal one may wait
     // for: that batch goes first (its own queue's meet it in order).
     if (VkResult e = submit::flush_holders_before(*device, q, count, submits); e < 0) return e;
@@ -101,6 +116,9 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, co
     submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
     if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);
+    for (uint32_t i = 0; q && i < count; ++i)
+        if (binds[i].waitSemaphoreCount || binds[i].signalSemaphoreCount)
+            q->semaphores_since_driver_idle.store(true, std::memory_order_relaxed);
     DeviceState* device = find_device(queue);
     objects::note_fence_given(*device, fence);
     objects::TimelineCopies copies;
@@ -111,8 +129,10 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, co
 VKAPI_ATTR VkResult VKAPI_CALL QueuePresentKHR(VkQueue queue, const VkPresentInfoKHR* info) {
     QueueState* q = find_queue(queue);
     // Its waits may name binary semaphores a batch of another queue signals: those go first.
-    if (info->waitSemaphoreCount)
+    if (info->waitSemaphoreCount) {
         if (VkResult e = submit::flush_signal_holders(*find_device(queue), q); e < 0) return e;
+        if (q) q->semaphores_since_driver_idle.store(true, std::memory_order_relaxed);
+    }
     submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
     if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);

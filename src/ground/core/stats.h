@@ -30,7 +30,8 @@ namespace slipstream {
     X(SpinBlocked, "spin_blocked")              /* ... and then blocked in the driver */    \
     X(SpinSkipped, "spin_skipped")              /* waits the adaptive budget let block */   \
     X(SpinNs, "spin_ns")                        /* CPU time spent polling */                \
-    X(IdleShortcuts, "idle_shortcuts")          /* idle waits seen idle at the first look (the driver then finds nothing to wait for) */ \
+    X(IdleShortcuts, "idle_shortcuts")          /* idle waits seen idle at the first look */ \
+    X(IdleDriverWaits, "idle_driver_waits")     /* ... or after a spin, ended in the driver's (semaphores) */ \
     X(FenceShortcuts, "fence_shortcuts")        /* fence waits on fences known signaled */   \
     X(EarlyTimeouts, "early_timeouts")          /* driver VK_TIMEOUTs before the timeout */  \
     X(ReadbackRedirects, "readback_redirects")  /* allocations moved to cached memory */     \

@@ -74,6 +74,11 @@ public:
     // The open batch and batches in flight, while the device fuses (set once, at the first
     // vkGetDeviceQueue of this queue); its mutex is the queue's lock then.
     std::unique_ptr<submit::QueueFusion> fusion;
+    // A submission named a semaphore of the application's since the driver's last idle wait on
+    // this queue: the next idle wait ends in the driver's (idle_waits.cpp, idle_wait). Written under
+    // the host access the application gives the queue; atomic for the device's idle waits.
+    std::atomic<bool> semaphores_since_driver_idle{false};
+    bool owes_driver_idle() const { return semaphores_since_driver_idle.load(std::memory_order_relaxed); }
 
     QueueState();
     ~QueueState();
