@@ -163,7 +163,7 @@ VkResult device_wait_idle(DeviceState& d) {
     const bool semaphores = std::any_of(queues.begin(), queues.end(), [](QueueState* q) { return q->owes_driver_idle(); });
     auto block = [&](uint64_t) { return d.dispatch.DeviceWaitIdle(d.device); };
     const VkResult r = idle_wait(d, first, semaphores, poll, block);
-    if (r == VK_SUCCESS) {
+    if (r == VK_SUCCESS && (first != VK_SUCCESS || semaphores)) {
         for (QueueState* q : queues) {
             q->semaphores_since_driver_idle.store(false, std::memory_order_relaxed);
             driver_idle(t, *q);
