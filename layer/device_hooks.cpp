@@ -10,6 +10,7 @@
 #include "objects/pooled_timelines.h"
 #include "submit/fusion.h"
 #include "submit/native_settle.h"
+#include "waits/waits.h"
 
 namespace slipstream::hooks {
 
@@ -20,9 +21,8 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
     PFN_vkDestroyDevice destroy = state->dispatch.DestroyDevice;
     submit::stop_device(*state);
     // The objects the layer kept (pooled fences and timelines, cached memory) go before the
-    // device does: the driver's own idle wait first, for an application that did not wait, or
-    // whose last idle wait the layer answered while the driver was still finishing work.
-    if (!state->lost.load(std::memory_order_acquire)) state->dispatch.DeviceWaitIdle(device);
+    // device does, once the driver is done with the submissions that may name them.
+    settle_before_destroy(*state);
     objects::destroy_pooled_fences(*state);
     objects::destroy_cached_memory(*state);
     objects::destroy_pooled_timelines(*state);

@@ -172,4 +172,27 @@ VkResult device_wait_idle(DeviceState& d) {
     return r;
 }
 
+void settle_before_destroy(DeviceState& d) {
+    constexpr uint64_t kSettleNs = 1000000000;
+    if (d.lost.load(std::memory_order_acquire)) return;
+    std::vector<QueueState*> queues;
+    {
+        std::lock_guard lock(d.mutex);
+        queues = d.queues;
+    }
+    std::vector<VkFence> fences;
+    for (QueueState* q : queues) {
+        if (!q->owes_driver_idle()) continue;
+        VkFenceCreateInfo info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        VkFence fence = VK_NULL_HANDLE;
+        if (d.dispatch.CreateFence(d.device, &info, nullptr, &fence) != VK_SUCCESS) continue;
+        // In the driver's order on the queue: signaled once it is done with what came before.
+        if (d.dispatch.QueueSubmit(q->queue, 0, nullptr, fence) == VK_SUCCESS) fences.push_back(fence);
+        else d.dispatch.DestroyFence(d.device, fence, nullptr);
+    }
+    if (fences.empty()) return;
+    d.dispatch.WaitForFences(d.device, uint32_t(fences.size()), fences.data(), VK_TRUE, kSettleNs);
+    for (VkFence f : fences) d.dispatch.DestroyFence(d.device, f, nullptr);
+}
+
 }  // namespace slipstream

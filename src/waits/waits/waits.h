@@ -13,6 +13,11 @@ VkResult wait_semaphores(DeviceState& d, const VkSemaphoreWaitInfo* info, uint64
                          PFN_vkWaitSemaphores next_wait);
 VkResult queue_wait_idle(QueueState& q);
 VkResult device_wait_idle(DeviceState& d);
+// At vkDestroyDevice, before the layer destroys what it kept: waits up to a second for the
+// driver to be done with every queue's submissions (a fence submitted last on each), where one
+// named a semaphore since the driver's last idle wait. Bounded: an application that destroys
+// its device with work still waiting for a signal gets what the driver alone gives it.
+void settle_before_destroy(DeviceState& d);
 
 // vkGetFenceStatus: answered from what the layer knows where it can, and learnt from.
 VkResult get_fence_status(DeviceState& d, VkFence fence);
