@@ -191,7 +191,10 @@ void settle_before_destroy(DeviceState& d) {
         else d.dispatch.DestroyFence(d.device, fence, nullptr);
     }
     if (fences.empty()) return;
-    d.dispatch.WaitForFences(d.device, uint32_t(fences.size()), fences.data(), VK_TRUE, kSettleNs);
+    // Not done within the second: the fences are left to go with the device rather than
+    // destroyed while the driver may still signal them.
+    if (d.dispatch.WaitForFences(d.device, uint32_t(fences.size()), fences.data(), VK_TRUE, kSettleNs) != VK_SUCCESS)
+        return;
     for (VkFence f : fences) d.dispatch.DestroyFence(d.device, f, nullptr);
 }
 
