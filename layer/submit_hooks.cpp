@@ -35,6 +35,7 @@ void count_submits(DeviceState& device, uint32_t count, const VkSubmitInfo2* sub
 
 bool names_semaphores(const VkSubmitInfo& s) { return s.waitSemaphoreCount || s.signalSemaphoreCount; }
 bool names_semaphores(const VkSubmitInfo2& s) { return s.waitSemaphoreInfoCount || s.signalSemaphoreInfoCount; }
+bool names_semaphores(const VkBindSparseInfo& s) { return s.waitSemaphoreCount || s.signalSemaphoreCount; }
 
 // The next idle wait on `q` ends in the driver's where a submission named a semaphore
 // (docs/internals.md, "Idle waits").
@@ -116,9 +117,7 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueBindSparse(VkQueue queue, uint32_t count, co
     submit::FlushedQueue flushed(q, submit::FlushReason::PassThrough);
     if (flushed.error() < 0) return flushed.error();
     if (q) note_untracked_queue_work(*q);
-    for (uint32_t i = 0; q && i < count; ++i)
-        if (binds[i].waitSemaphoreCount || binds[i].signalSemaphoreCount)
-            q->semaphores_since_driver_idle.store(true, std::memory_order_relaxed);
+    note_semaphores(q, count, binds);
     DeviceState* device = find_device(queue);
     objects::note_fence_given(*device, fence);
     objects::TimelineCopies copies;
